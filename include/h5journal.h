@@ -1,0 +1,76 @@
+/* h5journal: a crash-safe HDF5 virtual file driver.
+ *
+ * Metadata and overwrites of committed data go to a write-ahead journal
+ * beside the file; every H5Fflush and H5Fclose is a durable transaction.
+ * After a crash the file comes back exactly as it was at the last commit.
+ *
+ * Three ways to use it:
+ *   1. H5Pset_fapl_journal(fapl, &config) in code linked with -lh5journal;
+ *   2. H5Pset_driver_by_name(fapl, "journal", "key=value;...");
+ *   3. HDF5_PLUGIN_PATH=<dir> HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="key=value;..."
+ * The keys are documented in docs/configuration.md.
+ */
+#ifndef H5JOURNAL_H
+#define H5JOURNAL_H
+
+#include <hdf5.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define H5JOURNAL_API __attribute__((visibility("default")))
+#else
+#define H5JOURNAL_API
+#endif
+
+#define H5FD_JOURNAL_NAME "journal"
+/* Third-party driver values are 256-511 for unregistered drivers. */
+#define H5FD_JOURNAL_VALUE ((H5FD_class_value_t)(420))
+#define H5FD_JOURNAL_FAPL_VERSION 1
+#define H5FD_JOURNAL_PATH_MAX 4096
+
+typedef enum H5FD_journal_io_t {
+    H5FD_JOURNAL_IO_AUTO = 0, /* io_uring, falling back to pwrite if unavailable */
+    H5FD_JOURNAL_IO_URING = 1,
+    H5FD_JOURNAL_IO_SYNC = 2
+} H5FD_journal_io_t;
+
+typedef enum H5FD_journal_recovery_t {
+    H5FD_JOURNAL_RECOVERY_AUTO = 0,  /* replay committed transactions at open */
+    H5FD_JOURNAL_RECOVERY_REFUSE = 1 /* fail the open and name h5recover */
+} H5FD_journal_recovery_t;
+
+typedef struct H5FD_journal_fapl_t {
+    int32_t  version;                              /* H5FD_JOURNAL_FAPL_VERSION */
+    char     journal_path[H5FD_JOURNAL_PATH_MAX];  /* "" = "<file>.jnl" */
+    uint32_t ring_buffers;                         /* >= 2; default 4 */
+    uint64_t buffer_size;                          /* bytes, >= 4096; default 1 MiB */
+    H5FD_journal_io_t io_engine;                   /* default AUTO */
+    hbool_t  durable;                              /* fdatasync at commits; default true */
+    uint64_t checkpoint_bytes;                     /* journal size that triggers a checkpoint; default 64 MiB */
+    H5FD_journal_recovery_t recovery;              /* default AUTO */
+} H5FD_journal_fapl_t;
+
+/* The driver id, registered on first use. */
+#define H5FD_JOURNAL (H5FD_journal_init())
+
+/* Registers the driver (once) and returns its id, or H5I_INVALID_HID. */
+H5JOURNAL_API hid_t H5FD_journal_init(void);
+
+/* Fills *config with the defaults. */
+H5JOURNAL_API herr_t H5Pget_fapl_journal_defaults(H5FD_journal_fapl_t *config);
+
+/* Selects the driver on a file access property list.  config may be NULL
+ * for the defaults. */
+H5JOURNAL_API herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t *config);
+
+/* Copies the driver's configuration out of a file access property list. */
+H5JOURNAL_API herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t *config /*out*/);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* H5JOURNAL_H */

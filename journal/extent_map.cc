@@ -1,0 +1,50 @@
+#include "extent_map.h"
+
+#include <cassert>
+
+namespace h5j {
+
+void ExtentMap::split_at(uint64_t at) {
+  auto it = map_.upper_bound(at);
+  if (it == map_.begin()) return;
+  --it;
+  uint64_t start = it->first, len = it->second.len;
+  if (start >= at || start + len <= at) return;
+  uint64_t head = at - start;
+  map_.emplace(at, Value{len - head, it->second.src + head});
+  it->second.len = head;
+}
+
+void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
+  if (len == 0) return;
+  uint64_t end = addr + len;
+  split_at(addr);
+  split_at(end);
+  map_.erase(map_.lower_bound(addr), map_.lower_bound(end));
+  auto it = map_.emplace(addr, Value{len, src}).first;
+  // Merge with neighbours that continue both the address and the source.
+  if (auto next = std::next(it); next != map_.end() && next->first == end && next->second.src == src + len) {
+    it->second.len += next->second.len;
+    map_.erase(next);
+  }
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second.len == addr && prev->second.src + prev->second.len == src) {
+      prev->second.len += it->second.len;
+      map_.erase(it);
+    }
+  }
+}
+
+void ExtentMap::truncate(uint64_t end) {
+  split_at(end);
+  map_.erase(map_.lower_bound(end), map_.end());
+}
+
+uint64_t ExtentMap::end() const {
+  if (map_.empty()) return 0;
+  auto last = std::prev(map_.end());
+  return last->first + last->second.len;
+}
+
+}  // namespace h5j

@@ -1,0 +1,77 @@
+// A map from byte ranges of the HDF5 file to where their newest bytes live
+// (an offset in the journal).  Ranges never overlap: inserting a range trims
+// or splits whatever it covers, so the newest write always wins.  Adjacent
+// ranges whose sources are also adjacent are merged, which keeps sequential
+// writes to one entry.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+namespace h5j {
+
+class ExtentMap {
+ public:
+  struct Extent {
+    uint64_t addr;
+    uint64_t len;
+    uint64_t src;  // source offset of byte `addr`
+  };
+
+  void insert(uint64_t addr, uint64_t len, uint64_t src);
+  void clear() { map_.clear(); }
+  // Forgets every byte at or above `end`.
+  void truncate(uint64_t end);
+  bool empty() const { return map_.empty(); }
+  size_t extent_count() const { return map_.size(); }
+  // One past the highest mapped byte, or 0.
+  uint64_t end() const;
+
+  // Calls f(addr, len, std::optional<uint64_t> src) for consecutive pieces
+  // covering [addr, addr + len): mapped pieces with their source, holes with
+  // nullopt.
+  template <typename F>
+  void for_each_piece(uint64_t addr, uint64_t len, F&& f) const;
+
+  // Calls f(const Extent&) for every extent in address order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [a, v] : map_) f(Extent{a, v.len, v.src});
+  }
+
+ private:
+  struct Value {
+    uint64_t len;
+    uint64_t src;
+  };
+  // Cuts any extent that straddles `at` into two at `at`.
+  void split_at(uint64_t at);
+  std::map<uint64_t, Value> map_;  // keyed by start address
+};
+
+template <typename F>
+void ExtentMap::for_each_piece(uint64_t addr, uint64_t len, F&& f) const {
+  uint64_t pos = addr, stop = addr + len;
+  auto it = map_.upper_bound(addr);
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second.len > addr) it = prev;
+  }
+  for (; pos < stop; ) {
+    if (it == map_.end() || it->first >= stop) {
+      f(pos, stop - pos, std::optional<uint64_t>());
+      return;
+    }
+    if (it->first > pos) {
+      f(pos, it->first - pos, std::optional<uint64_t>());
+      pos = it->first;
+    }
+    uint64_t piece_end = std::min(stop, it->first + it->second.len);
+    f(pos, piece_end - pos, std::optional<uint64_t>(it->second.src + (pos - it->first)));
+    pos = piece_end;
+    ++it;
+  }
+}
+
+}  // namespace h5j

@@ -1,0 +1,77 @@
+// The I/O seam.  Every byte the journal engine and the driver move to or from
+// disk goes through a File: the HDF5 file, the journal, and (later) the data
+// log.  The real engines are PosixFile (pread/pwrite/fdatasync) and UringFile
+// (io_uring); test engines wrap a File to record or fail operations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "status.h"
+
+namespace h5j {
+
+enum class IoEngine { kAuto, kUring, kSync };
+enum class LockMode { kShared, kExclusive };
+
+class File {
+ public:
+  virtual ~File() = default;
+  File() = default;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  virtual const std::string& path() const = 0;
+
+  // Reads up to out.size() bytes at `offset`; returns how many were read,
+  // fewer only at end of file.
+  virtual Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) = 0;
+  // Writes all of `data` at `offset`, continuing after short writes.
+  virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  // fdatasync.  A failure is final: the caller must stop (see design.md).
+  virtual Status sync_data() = 0;
+  virtual Status truncate(uint64_t size) = 0;
+  virtual Result<uint64_t> size() = 0;
+  // Advisory whole-file lock that conflicts between open file descriptions,
+  // even inside one process.  Fails with kBusy when someone else holds it.
+  virtual Status try_lock(LockMode mode) = 0;
+  virtual Status unlock() = 0;
+  // Extended attributes: nullopt when absent or unsupported by the filesystem.
+  virtual Result<std::optional<std::string>> get_xattr(const std::string& name) = 0;
+  // Returns false (not an error) when the filesystem has no xattrs.
+  virtual Result<bool> set_xattr(const std::string& name, const std::string& value) = 0;
+  virtual Status remove_xattr(const std::string& name) = 0;
+  // fsync: data and metadata (xattrs included).
+  virtual Status sync_all() = 0;
+
+  // Asynchronous writes.  The caller keeps `data` alive and untouched until
+  // wait_write() has returned for the ticket.  Tickets complete in order: when
+  // wait_write(t) returns ok, every write with a ticket <= t is complete.
+  // Engines without asynchrony write at submit time.
+  virtual Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual Status wait_write(uint64_t ticket) = 0;
+  // Waits for every submitted write, then fdatasyncs.
+  virtual Status sync_after_writes() = 0;
+  virtual const char* engine_name() const = 0;
+};
+
+enum class OpenMode { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
+
+// Opens `path` with the given engine.  kAuto tries io_uring and falls back to
+// the pwrite engine when the kernel or sandbox refuses io_uring; kUring fails
+// if io_uring is unavailable.
+Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode, IoEngine engine);
+
+// Whole-file helpers shared by the driver and the recovery tool.
+bool file_exists(const std::string& path);
+Status remove_file(const std::string& path);
+// fsync of the directory holding `path`, so that a create or unlink is durable.
+Status sync_parent_dir(const std::string& path);
+// Reads exactly out.size() bytes or fails (end of file is an error here).
+Status read_exact(File& file, uint64_t offset, std::span<std::byte> out);
+
+}  // namespace h5j

@@ -1,0 +1,123 @@
+#include "format.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "coding.h"
+#include "crc32c.h"
+
+namespace h5j {
+
+void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out) {
+  assert(h.target_name.size() <= kMaxTargetName);
+  std::byte* p = out.data();
+  std::memset(p, 0, kHeaderSlotSize);
+  std::memcpy(p, kMagic, 8);
+  put_u32(p + 8, kFormatVersion);
+  put_u32(p + 12, kHeaderSlotSize);
+  put_u64(p + 16, h.generation);
+  put_u32(p + 24, h.salt);
+  put_u32(p + 28, h.block_size);
+  std::memcpy(p + 32, h.uuid.data(), 16);
+  put_u64(p + 48, h.first_txn);
+  put_u64(p + 56, h.created_ns);
+  put_u64(p + 64, h.base_size);
+  put_u64(p + 72, h.fingerprint_len);
+  put_u32(p + 80, h.fingerprint_crc);
+  put_u16(p + 84, uint16_t(h.target_name.size()));
+  std::memcpy(p + 86, h.target_name.data(), h.target_name.size());
+  put_u32(p + 508, mask_crc(crc32c(p, 508)));
+}
+
+Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> in) {
+  const std::byte* p = in.data();
+  auto bad = [](const std::string& what) { return Status(Code::kCorrupt, "journal header: " + what); };
+  if (std::memcmp(p, kMagic, 8) != 0) return bad("bad magic (not an h5journal journal)");
+  if (unmask_crc(get_u32(p + 508)) != crc32c(p, 508)) return bad("checksum mismatch");
+  if (get_u32(p + 8) != kFormatVersion)
+    return bad("unsupported format version " + std::to_string(get_u32(p + 8)));
+  if (get_u32(p + 12) != kHeaderSlotSize) return bad("bad slot size");
+  JournalHeader h;
+  h.generation = get_u64(p + 16);
+  h.salt = get_u32(p + 24);
+  h.block_size = get_u32(p + 28);
+  std::memcpy(h.uuid.data(), p + 32, 16);
+  h.first_txn = get_u64(p + 48);
+  h.created_ns = get_u64(p + 56);
+  h.base_size = get_u64(p + 64);
+  h.fingerprint_len = get_u64(p + 72);
+  h.fingerprint_crc = get_u32(p + 80);
+  size_t name_len = get_u16(p + 84);
+  if (h.generation == 0) return bad("generation 0");
+  if (h.block_size != kBlockSize) return bad("unsupported block size");
+  if (h.fingerprint_len > kFingerprintMax) return bad("fingerprint length out of range");
+  if (name_len > kMaxTargetName) return bad("target name too long");
+  h.target_name.assign(reinterpret_cast<const char*>(p + 86), name_len);
+  return h;
+}
+
+void encode_record_header(const RecordHeader& h, std::span<std::byte, kRecordHeaderSize> out) {
+  std::byte* p = out.data();
+  put_u32(p, h.masked_crc);
+  p[4] = std::byte(h.type);
+  p[5] = std::byte(0);
+  put_u16(p + 6, 0);
+  put_u32(p + 8, h.payload_len);
+  put_u32(p + 12, h.salt);
+  put_u64(p + 16, h.lsn);
+  put_u64(p + 24, h.txn);
+}
+
+RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> in) {
+  const std::byte* p = in.data();
+  RecordHeader h;
+  h.masked_crc = get_u32(p);
+  h.type = RecordType(uint8_t(p[4]));
+  h.payload_len = get_u32(p + 8);
+  h.salt = get_u32(p + 12);
+  h.lsn = get_u64(p + 16);
+  h.txn = get_u64(p + 24);
+  return h;
+}
+
+bool is_known_type(uint8_t type) { return type >= 1 && type <= 4; }
+
+const char* record_type_name(RecordType t) {
+  switch (t) {
+    case RecordType::kBegin: return "BEGIN";
+    case RecordType::kWrite: return "WRITE";
+    case RecordType::kCommit: return "COMMIT";
+    case RecordType::kComment: return "COMMENT";
+  }
+  return "UNKNOWN";
+}
+
+void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byte, kWritePayloadHeader> out) {
+  put_u64(out.data(), w.address);
+  put_u64(out.data() + 8, w.length);
+  put_u32(out.data() + 16, w.tag);
+  put_u32(out.data() + 20, 0);
+}
+
+WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in) {
+  return {get_u64(in.data()), get_u64(in.data() + 8), get_u32(in.data() + 16)};
+}
+
+void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {
+  put_u64(out.data(), c.logical_size);
+  put_u64(out.data() + 8, c.record_count);
+  put_u64(out.data() + 16, c.begin_lsn);
+  put_u64(out.data() + 24, c.time_ns);
+}
+
+CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in) {
+  return {get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u64(in.data() + 24)};
+}
+
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+
+}  // namespace h5j

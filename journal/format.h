@@ -1,0 +1,141 @@
+// The journal's on-disk format, version 1.  docs/journal-format.md tells the
+// same story with the recovery rules; this file is the authority on bytes.
+// All integers are little-endian.
+//
+// FILE LAYOUT
+//   [0, 4096)      header region: two 512-byte header slots, at 0 and 2048.
+//                  Generation g is written to slot g % 2, so a torn header
+//                  write never destroys the previous generation's header.
+//   [4096, ...)    records of the current generation, back to back, each
+//                  starting at a multiple of 8.  After a COMMIT record the
+//                  next record starts at the next multiple of kBlockSize, so
+//                  a later write never shares a disk sector with a commit.
+//
+// HEADER SLOT (512 bytes)
+//   off len  field
+//     0   8  magic "H5JRNL\r\n"
+//     8   4  format version (1)
+//    12   4  slot size (512)
+//    16   8  generation (>= 1; +1 at every checkpoint)
+//    24   4  salt: random, differs from the previous generation's
+//    28   4  block size (4096)
+//    32  16  journal UUID (random when the journal file is created)
+//    48   8  first transaction number of this generation
+//    56   8  creation time of this generation, ns since the Unix epoch
+//    64   8  size of the HDF5 file when this generation started
+//    72   8  fingerprint length F = min(protected end, 4096)
+//    80   4  CRC32C of the HDF5 file's bytes [0, F)
+//    84   2  target name length N (<= kMaxTargetName)
+//    86   N  target file name: the HDF5 file's base name, UTF-8
+//     .   .  zero
+//   508   4  masked CRC32C of bytes [0, 508)
+//
+// RECORD (32-byte header, then payload, then zero padding to a multiple of 8)
+//   off len  field
+//     0   4  masked CRC32C of bytes [4, 32 + payload length)
+//     4   1  type (RecordType)
+//     5   1  flags (0)
+//     6   2  reserved (0)
+//     8   4  payload length
+//    12   4  salt of the generation
+//    16   8  LSN: the record's own byte offset in the journal file
+//    24   8  transaction number
+//
+// PAYLOADS
+//   BEGIN    8  time, ns since the Unix epoch
+//   WRITE    8  address in the HDF5 file
+//            8  length L
+//            4  tag (HDF5 memory type; informational)
+//            4  reserved (0)
+//            L  the bytes
+//   COMMIT   8  logical size of the HDF5 file after this transaction
+//            8  records in the transaction before this one (BEGIN included)
+//            8  LSN of the transaction's BEGIN
+//            8  time, ns since the Unix epoch
+//   COMMENT  N  UTF-8 text
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "status.h"
+
+namespace h5j {
+
+inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kHeaderSlotSize = 512;
+inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
+inline constexpr uint64_t kFirstRecordOffset = 4096;
+inline constexpr uint32_t kBlockSize = 4096;
+inline constexpr uint64_t kFingerprintMax = 4096;
+inline constexpr size_t kMaxTargetName = 400;
+inline constexpr size_t kRecordHeaderSize = 32;
+inline constexpr size_t kWritePayloadHeader = 24;
+inline constexpr size_t kCommitPayloadSize = 32;
+// Bounds every length the reader trusts before it has checked a CRC.
+inline constexpr uint32_t kMaxPayload = 1u << 30;
+
+enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4 };
+
+struct JournalHeader {
+  uint64_t generation = 0;
+  uint32_t salt = 0;
+  uint32_t block_size = kBlockSize;
+  std::array<uint8_t, 16> uuid{};
+  uint64_t first_txn = 1;
+  uint64_t created_ns = 0;
+  uint64_t base_size = 0;
+  uint64_t fingerprint_len = 0;
+  uint32_t fingerprint_crc = 0;
+  std::string target_name;
+};
+
+void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out);
+// Fails with kCorrupt naming what is wrong: magic, version, CRC, a field.
+Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> in);
+
+struct RecordHeader {
+  uint32_t masked_crc = 0;
+  RecordType type = RecordType::kBegin;
+  uint32_t payload_len = 0;
+  uint32_t salt = 0;
+  uint64_t lsn = 0;
+  uint64_t txn = 0;
+};
+
+// Encodes everything but the CRC, which covers the payload too and is filled
+// in by the writer once the payload is known.
+void encode_record_header(const RecordHeader& h, std::span<std::byte, kRecordHeaderSize> out);
+RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> in);
+bool is_known_type(uint8_t type);
+const char* record_type_name(RecordType t);
+
+// Bytes a record with `payload_len` occupies, padding included.
+inline uint64_t record_span(uint64_t payload_len) {
+  return (kRecordHeaderSize + payload_len + 7) & ~uint64_t(7);
+}
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+struct WritePayloadHeader {
+  uint64_t address = 0;
+  uint64_t length = 0;
+  uint32_t tag = 0;
+};
+void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byte, kWritePayloadHeader> out);
+WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in);
+
+struct CommitPayload {
+  uint64_t logical_size = 0;
+  uint64_t record_count = 0;
+  uint64_t begin_lsn = 0;
+  uint64_t time_ns = 0;
+};
+void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out);
+CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in);
+
+uint64_t now_ns();
+
+}  // namespace h5j

@@ -1,0 +1,122 @@
+#include "journal_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "aligned_buffer.h"
+#include "crc32c.h"
+
+namespace h5j {
+
+const char* stream_end_name(StreamEnd e) {
+  switch (e) {
+    case StreamEnd::kEndOfFile: return "end of file";
+    case StreamEnd::kZeroes: return "zero-filled tail";
+    case StreamEnd::kStale: return "record of an older generation";
+    case StreamEnd::kTorn: return "torn record at the end of the file";
+    case StreamEnd::kBadChecksum: return "record checksum mismatch";
+    case StreamEnd::kBadRecord: return "malformed record";
+    case StreamEnd::kBadSequence: return "record out of transaction order";
+  }
+  return "unknown";
+}
+
+std::string JournalReader::end_detail() const {
+  return std::string(stream_end_name(end_)) + " at offset " + std::to_string(offset_);
+}
+
+Result<std::unique_ptr<JournalReader>> JournalReader::open(File& file) {
+  auto size = file.size();
+  if (!size) return size.status();
+  std::optional<JournalHeader> best;
+  std::string why = "journal " + file.path() + " is shorter than its header";
+  bool any_written = false;
+  for (uint64_t slot_offset : kHeaderSlotOffset) {
+    alignas(8) std::byte slot[kHeaderSlotSize] = {};
+    auto n = file.read_at(slot_offset, slot);
+    if (!n) return n.status();
+    if (std::any_of(slot, slot + kHeaderSlotSize, [](std::byte b) { return b != std::byte(0); }))
+      any_written = true;
+    else
+      continue;
+    auto h = decode_header(std::span<const std::byte, kHeaderSlotSize>(slot));
+    if (!h) {
+      why = file.path() + ": " + h.status().message();
+      continue;
+    }
+    if (!best || h->generation > best->generation) best = std::move(*h);
+  }
+  if (!best && !any_written)
+    return Status(Code::kMissing, "journal " + file.path() + " has no header (never written)");
+  if (!best) return Status(Code::kCorrupt, why);
+  return std::unique_ptr<JournalReader>(new JournalReader(file, std::move(*best), *size));
+}
+
+// The CRC covers header bytes [4, 32) and the whole payload, read in pieces.
+Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std::byte* hdr) {
+  static constexpr size_t kPiece = 1 << 20;
+  uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
+  AlignedBuffer piece(std::min<size_t>(kPiece, std::max<size_t>(h.payload_len, 1)));
+  uint64_t pos = h.lsn + kRecordHeaderSize;
+  uint64_t left = h.payload_len;
+  while (left > 0) {
+    size_t n = std::min<uint64_t>(left, piece.size());
+    H5J_RETURN_IF_ERROR(read_exact(file_, pos, std::span(piece.data(), n)));
+    crc = crc32c(piece.data(), n, crc);
+    pos += n;
+    left -= n;
+  }
+  return unmask_crc(h.masked_crc) == crc;
+}
+
+Result<std::optional<Record>> JournalReader::next() {
+  if (offset_ + kRecordHeaderSize > file_size_) return stop(StreamEnd::kEndOfFile);
+  alignas(8) std::byte hdr[kRecordHeaderSize];
+  H5J_RETURN_IF_ERROR(read_exact(file_, offset_, hdr));
+  if (std::all_of(hdr, hdr + kRecordHeaderSize, [](std::byte b) { return b == std::byte(0); }))
+    return stop(StreamEnd::kZeroes);
+  Record rec;
+  rec.header = decode_record_header(std::span<const std::byte, kRecordHeaderSize>(hdr));
+  const RecordHeader& h = rec.header;
+  if (h.salt != header_.salt || h.lsn != offset_) return stop(StreamEnd::kStale);
+  if (!is_known_type(uint8_t(h.type)) || h.payload_len > kMaxPayload) return stop(StreamEnd::kBadRecord);
+  if (offset_ + kRecordHeaderSize + h.payload_len > file_size_) return stop(StreamEnd::kTorn);
+  auto crc_ok = payload_crc_matches(h, hdr);
+  if (!crc_ok) return crc_ok.status();
+  if (!*crc_ok) return stop(StreamEnd::kBadChecksum);
+
+  uint64_t payload = offset_ + kRecordHeaderSize;
+  switch (h.type) {
+    case RecordType::kBegin:
+      if (h.payload_len != 8) return stop(StreamEnd::kBadRecord);
+      break;
+    case RecordType::kWrite: {
+      if (h.payload_len < kWritePayloadHeader) return stop(StreamEnd::kBadRecord);
+      std::byte w[kWritePayloadHeader];
+      H5J_RETURN_IF_ERROR(read_exact(file_, payload, w));
+      rec.write = decode_write_payload_header(w);
+      if (rec.write.length != h.payload_len - kWritePayloadHeader) return stop(StreamEnd::kBadRecord);
+      if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
+      rec.data_offset = payload + kWritePayloadHeader;
+      break;
+    }
+    case RecordType::kCommit: {
+      if (h.payload_len != kCommitPayloadSize) return stop(StreamEnd::kBadRecord);
+      std::byte c[kCommitPayloadSize];
+      H5J_RETURN_IF_ERROR(read_exact(file_, payload, c));
+      rec.commit = decode_commit(c);
+      break;
+    }
+    case RecordType::kComment: {
+      rec.comment.resize(std::min<size_t>(h.payload_len, 4096));
+      H5J_RETURN_IF_ERROR(read_exact(file_, payload, std::as_writable_bytes(std::span(rec.comment))));
+      break;
+    }
+  }
+  uint64_t next = offset_ + record_span(h.payload_len);
+  if (h.type == RecordType::kCommit) next = align_up(next, header_.block_size);
+  rec.next_offset = offset_ = next;
+  return std::optional<Record>(std::move(rec));
+}
+
+}  // namespace h5j

@@ -1,0 +1,97 @@
+// Reads a journal back: picks the newest valid header slot, then yields the
+// records of that generation one by one, validating each.  It never trusts a
+// length it has not bounded by the file size and kMaxPayload, and reads
+// payloads in fixed-size pieces, so memory stays bounded whatever it is given.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "file.h"
+#include "format.h"
+
+namespace h5j {
+
+// Why the record stream ended.  Everything but kCorrupt can be the normal end
+// of a journal whose writer died: the tail of a transaction being written.
+enum class StreamEnd {
+  kEndOfFile,     // no bytes left
+  kZeroes,        // a zero-filled header: never written
+  kStale,         // salt or LSN of another generation: old bytes
+  kTorn,          // a record cut short by the end of the file
+  kBadChecksum,   // a record whose CRC does not match
+  kBadRecord,     // unknown type or impossible length
+  kBadSequence,   // valid record out of transaction order
+};
+const char* stream_end_name(StreamEnd e);
+
+struct Record {
+  RecordHeader header;
+  // WRITE: the payload header, and where its bytes are in the journal.
+  WritePayloadHeader write;
+  uint64_t data_offset = 0;
+  CommitPayload commit;
+  std::string comment;
+  uint64_t next_offset = 0;  // where the following record starts
+};
+
+class JournalReader {
+ public:
+  // Reads both header slots.  kMissing if the journal has no header at all
+  // (empty or zero-filled: its creation never became durable); kCorrupt if
+  // neither slot is valid.
+  static Result<std::unique_ptr<JournalReader>> open(File& file);
+
+  const JournalHeader& header() const { return header_; }
+  // The next valid record, or nullopt at the end of the stream (see end()).
+  Result<std::optional<Record>> next();
+  StreamEnd end() const { return end_; }
+  uint64_t end_offset() const { return offset_; }
+  std::string end_detail() const;
+
+ private:
+  JournalReader(File& file, JournalHeader h, uint64_t file_size)
+      : file_(file), header_(std::move(h)), file_size_(file_size) {}
+  std::optional<Record> stop(StreamEnd why) {
+    end_ = why;
+    return std::nullopt;
+  }
+  Result<bool> payload_crc_matches(const RecordHeader& h, const std::byte* hdr);
+
+  File& file_;
+  JournalHeader header_;
+  uint64_t file_size_;
+  uint64_t offset_ = kFirstRecordOffset;
+  StreamEnd end_ = StreamEnd::kEndOfFile;
+};
+
+// One committed transaction's writes, as positions in the journal.
+struct CommittedTxn {
+  uint64_t txn = 0;
+  uint64_t logical_size = 0;
+  std::vector<Record> writes;
+};
+
+// Summary of a scan for reports and error messages.
+struct ScanSummary {
+  JournalHeader header;
+  uint64_t committed_txns = 0;
+  uint64_t last_committed_txn = 0;
+  uint64_t committed_end = kFirstRecordOffset;  // offset after the last COMMIT
+  uint64_t discarded_records = 0;              // records of the uncommitted tail
+  StreamEnd end = StreamEnd::kEndOfFile;
+  uint64_t end_offset = 0;
+};
+
+// Scans the journal and hands each committed transaction, in order, to
+// `on_commit`.  Only one transaction's index is held in memory at a time.
+// The uncommitted tail is counted and discarded.
+template <typename OnCommit>
+Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit);
+
+}  // namespace h5j
+
+#include "journal_reader_inl.h"

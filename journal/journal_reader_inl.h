@@ -1,0 +1,61 @@
+// Transaction grammar of scan_committed (see format.h):
+//   journal := (BEGIN (WRITE | COMMENT)* COMMIT)* [uncommitted tail]
+// with transaction numbers first_txn, first_txn + 1, ... and each COMMIT
+// naming its BEGIN's LSN and the number of records before it.
+#pragma once
+
+namespace h5j {
+
+template <typename OnCommit>
+Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit) {
+  ScanSummary s;
+  s.header = reader.header();
+  CommittedTxn open;
+  bool in_txn = false;
+  uint64_t expected_txn = s.header.first_txn;
+  uint64_t records = 0, begin_lsn = 0, tail_records = 0;
+  bool out_of_order = false;
+  for (;;) {
+    auto r = reader.next();
+    if (!r) return r.status();
+    if (!r->has_value()) break;
+    Record& rec = **r;
+    const RecordHeader& h = rec.header;
+    ++tail_records;
+    if (h.type == RecordType::kBegin) {
+      if (in_txn || h.txn != expected_txn) { out_of_order = true; break; }
+      in_txn = true;
+      open = CommittedTxn{h.txn, 0, {}};
+      records = 1;
+      begin_lsn = h.lsn;
+      continue;
+    }
+    if (h.type == RecordType::kComment) {
+      if (in_txn && h.txn != open.txn) { out_of_order = true; break; }
+      if (in_txn) ++records;
+      continue;
+    }
+    if (!in_txn || h.txn != open.txn) { out_of_order = true; break; }
+    if (h.type == RecordType::kWrite) {
+      open.writes.push_back(std::move(rec));
+      ++records;
+      continue;
+    }
+    // COMMIT
+    if (rec.commit.record_count != records || rec.commit.begin_lsn != begin_lsn) { out_of_order = true; break; }
+    open.logical_size = rec.commit.logical_size;
+    H5J_RETURN_IF_ERROR(on_commit(open));
+    in_txn = false;
+    ++expected_txn;
+    ++s.committed_txns;
+    s.last_committed_txn = open.txn;
+    s.committed_end = rec.next_offset;
+    tail_records = 0;
+  }
+  s.discarded_records = tail_records;
+  s.end = out_of_order ? StreamEnd::kBadSequence : reader.end();
+  s.end_offset = reader.end_offset();
+  return s;
+}
+
+}  // namespace h5j

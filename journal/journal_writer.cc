@@ -1,0 +1,164 @@
+#include "journal_writer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "coding.h"
+#include "crc32c.h"
+
+namespace h5j {
+
+JournalWriter::JournalWriter(File& file, const JournalHeader& header, RingOptions ring)
+    : file_(file), header_(header), opts_(ring) {
+  assert(ring.buffers >= 2 && ring.buffer_size >= kBlockSize);
+  ring_.resize(ring.buffers);
+  for (auto& b : ring_) b.mem = AlignedBuffer(ring.buffer_size);
+  cur().base = kFirstRecordOffset;
+  txn_ = header.first_txn - 1;
+}
+
+Result<std::unique_ptr<JournalWriter>> JournalWriter::start(File& file, const JournalHeader& header,
+                                                            RingOptions ring, bool sync_header) {
+  std::unique_ptr<JournalWriter> w(new JournalWriter(file, header, ring));
+  H5J_RETURN_IF_ERROR(w->write_header_slot(header, sync_header));
+  return w;
+}
+
+Status JournalWriter::write_header_slot(const JournalHeader& h, bool sync) {
+  alignas(8) std::byte slot[kHeaderSlotSize];
+  encode_header(h, std::span<std::byte, kHeaderSlotSize>(slot));
+  H5J_RETURN_IF_ERROR(file_.write_at(kHeaderSlotOffset[h.generation % 2], slot));
+  return sync ? file_.sync_data() : Status::ok();
+}
+
+Status JournalWriter::begin() {
+  assert(!in_txn_);
+  ++txn_;
+  in_txn_ = true;
+  txn_records_ = 0;
+  begin_lsn_ = tell();
+  std::byte payload[8];
+  put_u64(payload, now_ns());
+  return append_record(RecordType::kBegin, payload, {});
+}
+
+Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data) {
+  assert(in_txn_);
+  std::byte head[kWritePayloadHeader];
+  encode_write_payload_header({address, data.size(), tag}, head);
+  uint64_t data_offset = tell() + kRecordHeaderSize + kWritePayloadHeader;
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kWrite, head, data));
+  return data_offset;
+}
+
+Status JournalWriter::comment(std::string_view text) {
+  auto bytes = std::as_bytes(std::span(text.data(), std::min(text.size(), size_t(kMaxPayload))));
+  return append_record(RecordType::kComment, {}, bytes);
+}
+
+Status JournalWriter::commit(uint64_t logical_size) {
+  assert(in_txn_);
+  std::byte payload[kCommitPayloadSize];
+  encode_commit({logical_size, txn_records_, begin_lsn_, now_ns()}, payload);
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kCommit, payload, {}));
+  in_txn_ = false;
+  H5J_RETURN_IF_ERROR(submit(cur()));
+  // The next record starts on a fresh block, so no later write shares a
+  // sector with this commit (a torn later write cannot damage it).
+  H5J_RETURN_IF_ERROR(rotate(align_up(tell(), kBlockSize)));
+  if (opts_.durable) return file_.sync_after_writes();
+  return file_.wait_write(UINT64_MAX);
+}
+
+Status JournalWriter::reset(const JournalHeader& next) {
+  assert(!in_txn_ && next.generation == header_.generation + 1);
+  H5J_RETURN_IF_ERROR(file_.wait_write(UINT64_MAX));
+  H5J_RETURN_IF_ERROR(write_header_slot(next, opts_.durable));
+  header_ = next;
+  txn_ = next.first_txn - 1;
+  for (auto& b : ring_) b.base = b.used = b.submitted = b.ticket = 0;
+  cur().base = kFirstRecordOffset;
+  return Status::ok();
+}
+
+Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head,
+                                    std::span<const std::byte> payload_body) {
+  uint64_t payload_len = payload_head.size() + payload_body.size();
+  if (payload_len > kMaxPayload)
+    return Status(Code::kInvalid, "journal record of " + std::to_string(payload_len) + " bytes exceeds the limit");
+  RecordHeader h{0, type, uint32_t(payload_len), header_.salt, tell(), txn_};
+  std::byte hdr[kRecordHeaderSize];
+  encode_record_header(h, hdr);
+  uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
+  crc = crc32c(payload_head.data(), payload_head.size(), crc);
+  crc = crc32c(payload_body.data(), payload_body.size(), crc);
+  put_u32(hdr, mask_crc(crc));
+  static constexpr std::byte kZeros[8] = {};
+  size_t pad = record_span(payload_len) - kRecordHeaderSize - payload_len;
+  H5J_RETURN_IF_ERROR(append_bytes(hdr));
+  H5J_RETURN_IF_ERROR(append_bytes(payload_head));
+  H5J_RETURN_IF_ERROR(append_bytes(payload_body));
+  H5J_RETURN_IF_ERROR(append_bytes(std::span(kZeros, pad)));
+  if (type != RecordType::kCommit) ++txn_records_;
+  return Status::ok();
+}
+
+Status JournalWriter::append_bytes(std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    Buffer& b = cur();
+    size_t n = std::min(bytes.size(), b.mem.size() - b.used);
+    std::memcpy(b.mem.data() + b.used, bytes.data(), n);
+    b.used += n;
+    bytes = bytes.subspan(n);
+    if (b.used == b.mem.size()) {
+      H5J_RETURN_IF_ERROR(submit(b));
+      H5J_RETURN_IF_ERROR(rotate(b.base + b.used));
+    }
+  }
+  return Status::ok();
+}
+
+Status JournalWriter::submit(Buffer& b) {
+  if (b.used == b.submitted) return Status::ok();
+  auto ticket = file_.submit_write(b.base + b.submitted,
+                                   std::span<const std::byte>(b.mem.data() + b.submitted, b.used - b.submitted));
+  if (!ticket) return ticket.status();
+  b.ticket = *ticket;
+  b.submitted = b.used;
+  return Status::ok();
+}
+
+Status JournalWriter::rotate(uint64_t base) {
+  cur_ = (cur_ + 1) % ring_.size();
+  Buffer& next = cur();
+  // Backpressure: the oldest buffer is reused only once its write is done.
+  if (next.ticket != 0) H5J_RETURN_IF_ERROR(file_.wait_write(next.ticket));
+  next.base = base;
+  next.used = next.submitted = 0;
+  next.ticket = 0;
+  return Status::ok();
+}
+
+Status JournalWriter::read(uint64_t offset, std::span<std::byte> out) {
+  while (!out.empty()) {
+    const Buffer* holder = nullptr;
+    for (const auto& b : ring_)
+      if (b.used > 0 && offset >= b.base && offset < b.base + b.used) holder = &b;
+    size_t n;
+    if (holder != nullptr) {
+      n = std::min<uint64_t>(out.size(), holder->base + holder->used - offset);
+      std::memcpy(out.data(), holder->mem.data() + (offset - holder->base), n);
+    } else {
+      // Not in any buffer, so its write completed before the buffer was reused.
+      n = out.size();
+      for (const auto& b : ring_)
+        if (b.used > 0 && b.base > offset) n = std::min<uint64_t>(n, b.base - offset);
+      H5J_RETURN_IF_ERROR(read_exact(file_, offset, out.subspan(0, n)));
+    }
+    offset += n;
+    out = out.subspan(n);
+  }
+  return Status::ok();
+}
+
+}  // namespace h5j

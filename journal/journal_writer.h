@@ -1,0 +1,96 @@
+// Appends records to the journal through a ring of buffers.
+//
+// The journal is a byte stream.  Records are copied into the current buffer;
+// a full buffer is handed to the File's asynchronous writes and the next one
+// in the ring becomes current.  Buffers are reused in ring order, and a buffer
+// still in flight is waited for before reuse, so memory stays at
+// ring_buffers * buffer_size however fast HDF5 writes.
+//
+// Invariants:
+//  - A buffer's bytes [0, used) are the journal bytes [base, base + used) until
+//    the buffer is reused; read() relies on this to serve recent records.
+//  - A buffer is reused only after its write has completed.
+//  - commit() returns only when the COMMIT record and everything before it
+//    have reached the file (and, when durable, survived fdatasync).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "aligned_buffer.h"
+#include "file.h"
+#include "format.h"
+
+namespace h5j {
+
+struct RingOptions {
+  uint32_t buffers = 4;
+  size_t buffer_size = 1 << 20;
+  bool durable = true;
+};
+
+class JournalWriter {
+ public:
+  // Begins generation header.generation in `file` (not owned): writes its
+  // header slot and, if `sync_header`, syncs it before any record.
+  static Result<std::unique_ptr<JournalWriter>> start(File& file, const JournalHeader& header,
+                                                      RingOptions ring, bool sync_header);
+
+  // BEGIN of the next transaction.  One transaction is open at a time.
+  Status begin();
+  // A WRITE record; returns the journal offset where `data` lands.
+  Result<uint64_t> append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data);
+  Status comment(std::string_view text);
+  // COMMIT of the open transaction, then flush and (when durable) fdatasync.
+  Status commit(uint64_t logical_size);
+  // Starts the next generation: waits for all writes, writes the new header
+  // to the other slot and syncs it.  No transaction may be open.
+  Status reset(const JournalHeader& next);
+
+  // The journal bytes [offset, offset + out.size()), from a buffer that still
+  // holds them or else from the file.
+  Status read(uint64_t offset, std::span<std::byte> out);
+
+  bool in_transaction() const { return in_txn_; }
+  uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
+  uint64_t last_committed_txn() const { return in_txn_ ? txn_ - 1 : txn_; }
+  // Journal bytes used by this generation (its records).
+  uint64_t generation_bytes() const { return tell() - kFirstRecordOffset; }
+  const JournalHeader& header() const { return header_; }
+
+ private:
+  struct Buffer {
+    AlignedBuffer mem;
+    uint64_t base = 0;       // journal offset of mem[0]
+    size_t used = 0;         // bytes filled
+    size_t submitted = 0;    // bytes handed to the File
+    uint64_t ticket = 0;     // last write submitted from this buffer (0: none)
+  };
+
+  JournalWriter(File& file, const JournalHeader& header, RingOptions ring);
+  uint64_t tell() const { return cur().base + cur().used; }
+  Buffer& cur() { return ring_[cur_]; }
+  const Buffer& cur() const { return ring_[cur_]; }
+  Status append_record(RecordType type, std::span<const std::byte> payload_head,
+                       std::span<const std::byte> payload_body);
+  Status append_bytes(std::span<const std::byte> bytes);
+  Status submit(Buffer& b);
+  // Makes the next ring buffer current, starting at journal offset `base`.
+  Status rotate(uint64_t base);
+  Status write_header_slot(const JournalHeader& h, bool sync);
+
+  File& file_;
+  JournalHeader header_;
+  RingOptions opts_;
+  std::vector<Buffer> ring_;
+  size_t cur_ = 0;
+  uint64_t txn_ = 0;          // the open transaction, or the last committed
+  bool in_txn_ = false;
+  uint64_t txn_records_ = 0;  // records in the open transaction so far
+  uint64_t begin_lsn_ = 0;
+};
+
+}  // namespace h5j

@@ -1,0 +1,391 @@
+#include "journaled_file.h"
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "coding.h"
+
+namespace h5j {
+namespace {
+
+std::string base_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.substr(0, kMaxTargetName);
+}
+
+void random_bytes(void* out, size_t n) {
+  auto* p = static_cast<char*>(out);
+  while (n > 0) {
+    ssize_t got = ::getrandom(p, n, 0);
+    if (got <= 0) continue;  // EINTR; getrandom does not fail otherwise once seeded
+    p += got;
+    n -= size_t(got);
+  }
+}
+
+// The binding attribute: 16-byte UUID, then the generation, little-endian.
+std::string encode_binding(const std::array<uint8_t, 16>& uuid, uint64_t generation) {
+  std::string v(24, '\0');
+  std::memcpy(v.data(), uuid.data(), 16);
+  put_u64(reinterpret_cast<std::byte*>(v.data() + 16), generation);
+  return v;
+}
+
+std::string hex(const std::array<uint8_t, 16>& uuid) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : uuid) s += {d[b >> 4], d[b & 15]};
+  return s;
+}
+
+OpenMode open_mode(Access a) {
+  switch (a) {
+    case Access::kReadOnly: return OpenMode::kReadOnly;
+    case Access::kReadWrite: return OpenMode::kReadWrite;
+    case Access::kCreate: return OpenMode::kCreate;
+    case Access::kCreateTruncate: return OpenMode::kCreateTruncate;
+    case Access::kCreateExclusive: return OpenMode::kCreateExclusive;
+  }
+  return OpenMode::kReadOnly;
+}
+
+}  // namespace
+
+JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
+    : base_(std::move(base)), opts_(std::move(opts)), read_only_(read_only) {}
+
+JournaledFile::~JournaledFile() {
+  writer_.reset();  // waits for writes in flight before the buffers go
+}
+
+Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
+                                                           const JournalOptions& opts) {
+  if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
+  if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
+  auto base = open_file(path, open_mode(access), IoEngine::kSync);
+  if (!base) return base.status();
+  bool read_only = access == Access::kReadOnly;
+  std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
+  auto size = f->base_->size();
+  if (!size) return size.status();
+  f->logical_size_ = f->committed_size_ = *size;
+  Status s = read_only ? f->open_for_read() : f->open_for_write(access == Access::kCreateTruncate);
+  if (!s) return s;
+  return f;
+}
+
+// --- opening -----------------------------------------------------------------
+
+Status JournaledFile::open_for_read() {
+  auto journal = open_file(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!journal && journal.status().code() == Code::kMissing) {
+    auto binding = base_->get_xattr(kBindingXattr);
+    if (!binding) return binding.status();
+    if (binding->has_value())
+      return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
+                                        opts_.journal_path + " is missing; committed changes may be lost");
+    return Status::ok();  // a plain file
+  }
+  if (!journal) return journal.status();
+  journal_ = std::move(*journal);
+  report_.journal_found = true;
+  if (Status s = journal_->try_lock(LockMode::kShared); !s) {
+    if (s.code() != Code::kBusy) return s;
+    report_.passive = true;  // a writer owns it; HDF5 will reuse or refuse this handle
+    journal_.reset();
+    return Status::ok();
+  }
+  H5J_RETURN_IF_ERROR(load_journal(/*writable=*/false));
+  if (!plan_) return Status::ok();
+  overlay_ = std::move(plan_->overlay);
+  logical_size_ = committed_size_ = plan_->logical_size;
+  if (opts_.after_replay && report_.recovered) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
+  return Status::ok();
+}
+
+Status JournaledFile::open_for_write(bool truncated) {
+  auto journal = open_file(opts_.journal_path, OpenMode::kCreate, opts_.engine);
+  if (!journal) return journal.status();
+  journal_ = std::move(*journal);
+  if (Status s = journal_->try_lock(LockMode::kExclusive); !s) {
+    if (s.code() != Code::kBusy) return s;
+    report_.passive = true;
+    journal_.reset();
+    return Status::ok();
+  }
+  auto jsize = journal_->size();
+  if (!jsize) return jsize.status();
+  report_.journal_found = *jsize > 0 && !truncated;
+  std::array<uint8_t, 16> uuid{};
+  uint64_t generation = 1, first_txn = 1;
+  if (report_.journal_found) {
+    H5J_RETURN_IF_ERROR(load_journal(/*writable=*/true));
+    if (plan_) {
+      generation = plan_->summary.header.generation + 1;
+      first_txn = plan_->summary.last_committed_txn + 1;
+      first_txn = std::max(first_txn, plan_->summary.header.first_txn);
+      uuid = plan_->summary.header.uuid;
+      if (report_.recovered) H5J_RETURN_IF_ERROR(replay_into_base());
+    }
+  } else {
+    auto binding = base_->get_xattr(kBindingXattr);
+    if (!binding) return binding.status();
+    if (binding->has_value() && !truncated)
+      return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
+                                        opts_.journal_path + " is missing; committed changes may be lost");
+  }
+  if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
+  H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
+  auto set = base_->set_xattr(kBindingXattr, encode_binding(uuid, generation));
+  return set ? Status::ok() : set.status();
+}
+
+Status JournaledFile::load_journal(bool writable) {
+  auto reader = JournalReader::open(*journal_);
+  if (!reader) {
+    // A journal whose header never became durable held no commit.
+    if (reader.status().code() == Code::kMissing) return Status::ok();
+    return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
+  }
+  H5J_RETURN_IF_ERROR(check_binding((*reader)->header()));
+  auto plan = plan_replay(**reader);
+  if (!plan) return plan.status();
+  report_.replayed_txns = plan->summary.committed_txns;
+  report_.discarded_records = plan->summary.discarded_records;
+  // Recovery is needed if any transaction committed, or if the file is not at
+  // the size the generation started from (uncommitted in-place writes).
+  auto size = base_->size();
+  if (!size) return size.status();
+  report_.recovered = plan->summary.committed_txns > 0 || *size != plan->logical_size;
+  if (report_.recovered && !opts_.recover_on_open)
+    return Status(Code::kNeedsRecovery,
+                  base_->path() + " has " + std::to_string(plan->summary.committed_txns) +
+                      " committed transaction(s) in journal " + opts_.journal_path +
+                      " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
+  (void)writable;
+  plan_ = std::move(*plan);
+  return Status::ok();
+}
+
+Status JournaledFile::check_binding(const JournalHeader& h) {
+  auto binding = base_->get_xattr(kBindingXattr);
+  if (!binding) return binding.status();
+  if (binding->has_value() && (*binding)->size() == 24) {
+    std::array<uint8_t, 16> uuid;
+    std::memcpy(uuid.data(), (*binding)->data(), 16);
+    uint64_t generation = get_u64(reinterpret_cast<const std::byte*>((*binding)->data() + 16));
+    if (uuid != h.uuid)
+      return Status(Code::kForeign, "journal " + opts_.journal_path + " belongs to another file (journal " +
+                                        hex(h.uuid) + ", file bound to " + hex(uuid) + ")");
+    if (generation > h.generation)
+      return Status(Code::kForeign, "journal " + opts_.journal_path + " is older than " + base_->path() +
+                                        " (generation " + std::to_string(h.generation) + ", file at " +
+                                        std::to_string(generation) + ")");
+    return Status::ok();
+  }
+  // No attribute (a filesystem without xattrs, or a copy that dropped it):
+  // fall back to the file name recorded in the journal.
+  if (h.target_name != base_name(base_->path()))
+    return Status(Code::kForeign, "journal " + opts_.journal_path + " belongs to another file (written for \"" +
+                                      h.target_name + "\")");
+  return Status::ok();
+}
+
+Status JournaledFile::replay_into_base() {
+  overlay_ = std::move(plan_->overlay);
+  committed_size_ = logical_size_ = plan_->logical_size;
+  H5J_RETURN_IF_ERROR(write_overlay_to_base());
+  overlay_.clear();
+  if (opts_.after_replay) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
+  if (opts_.ring.durable) return base_->sync_data();
+  return Status::ok();
+}
+
+Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid) {
+  JournalHeader h;
+  h.generation = generation;
+  uint32_t old_salt = writer_ ? writer_->header().salt : (plan_ ? plan_->summary.header.salt : 0);
+  do random_bytes(&h.salt, sizeof h.salt);
+  while (h.salt == old_salt);
+  h.uuid = uuid;
+  h.first_txn = first_txn;
+  h.created_ns = now_ns();
+  h.base_size = committed_size_;
+  h.target_name = base_name(base_->path());
+  journal_high_water_ = 0;
+  if (writer_) return writer_->reset(h);
+  // Reusing a journal that held records: the new header must be durable
+  // before any record of the new generation.  A fresh journal's header
+  // becomes durable with its first commit.
+  bool reused = report_.journal_found;
+  auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
+  if (!w) return w.status();
+  writer_ = std::move(*w);
+  return Status::ok();
+}
+
+// --- reading and writing -----------------------------------------------------
+
+Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
+  if (writer_) return writer_->read(offset, out);
+  return read_exact(*journal_, offset, out);
+}
+
+Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
+  Status status;
+  uint64_t visible = addr >= logical_size_ ? 0 : std::min<uint64_t>(out.size(), logical_size_ - addr);
+  overlay_.for_each_piece(addr, visible, [&](uint64_t a, uint64_t n, std::optional<uint64_t> src) {
+    if (!status) return;
+    auto dst = out.subspan(a - addr, n);
+    if (src) {
+      status = read_journal(*src, dst);
+      return;
+    }
+    auto got = base_->read_at(a, dst);
+    if (!got) status = got.status();
+    else std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
+  });
+  H5J_RETURN_IF_ERROR(status);
+  std::fill(out.begin() + ptrdiff_t(visible), out.end(), std::byte(0));  // past the logical end
+  for (const auto& [paddr, bytes] : memory_patches_) {
+    uint64_t lo = std::max(paddr, addr), hi = std::min(paddr + bytes.size(), addr + out.size());
+    if (lo < hi) std::memcpy(out.data() + (lo - addr), bytes.data() + (lo - paddr), hi - lo);
+  }
+  return Status::ok();
+}
+
+Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  if (!failed_.is_ok()) return failed_;
+  if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
+  if (!writer_) return Status(Code::kBusy, base_->path() + " is open for writing through h5journal by another handle");
+  if (data.empty()) return Status::ok();
+  if (!writer_->in_transaction()) {
+    if (Status s = writer_->begin(); !s) return fail(s);
+  }
+  uint64_t floor = protected_end();
+  // The part below the protected end is journaled; the rest goes in place.
+  size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
+  if (journaled > 0) {
+    auto off = writer_->append_write(addr, tag, data.subspan(0, journaled));
+    if (!off) return fail(off.status());
+    overlay_.insert(addr, journaled, *off);
+    journal_high_water_ = std::max(journal_high_water_, addr + journaled);
+  }
+  if (journaled < data.size()) {
+    if (Status s = base_->write_at(addr + journaled, data.subspan(journaled)); !s) return fail(s);
+    inplace_unsynced_ = true;
+  }
+  logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());
+  dirty_ = true;
+  return Status::ok();
+}
+
+Status JournaledFile::set_size(uint64_t size) {
+  if (!failed_.is_ok()) return failed_;
+  if (read_only_ || !writer_ || size == logical_size_) return Status::ok();
+  logical_size_ = size;
+  dirty_ = true;
+  // Bytes above the new size read as zeros if the file grows again: drop them
+  // from the overlay, and cut the in-place region (never below the protected
+  // end, which the committed state may still need).
+  overlay_.truncate(size);
+  auto physical = base_->size();
+  if (!physical) return fail(physical.status());
+  uint64_t cut = std::max(size, protected_end());
+  if (*physical > cut) {
+    if (Status s = base_->truncate(cut); !s) return fail(s);
+  }
+  return Status::ok();
+}
+
+// --- commit, checkpoint, close -----------------------------------------------
+
+Status JournaledFile::fail(Status s) {
+  // Any failed write or sync poisons the transaction: HDF5 has moved on in
+  // memory, so committing later would commit a state missing this write.
+  if (failed_.is_ok())
+    failed_ = Status(s.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
+                     s.message() + "; " + base_->path() + " stays at its last commit");
+  return failed_;
+}
+
+Status JournaledFile::commit() {
+  if (!failed_.is_ok()) return failed_;
+  if (!writer_ || !dirty_) return Status::ok();
+  if (!writer_->in_transaction()) {
+    if (Status s = writer_->begin(); !s) return fail(s);
+  }
+  bool durable = opts_.ring.durable;
+  // In-place bytes must be durable before the COMMIT that covers them can be.
+  // The first commit uses fsync, which also makes the binding xattr durable.
+  if (durable && (inplace_unsynced_ || !first_commit_done_)) {
+    Status s = first_commit_done_ ? base_->sync_data() : base_->sync_all();
+    if (!s) return fail(s);
+  }
+  inplace_unsynced_ = false;
+  if (Status s = writer_->commit(logical_size_); !s) return fail(s);
+  if (durable && !first_commit_done_) {
+    if (Status s = sync_parent_dir(opts_.journal_path); !s) return fail(s);
+  }
+  first_commit_done_ = true;
+  committed_size_ = logical_size_;
+  dirty_ = false;
+  if (writer_->generation_bytes() >= opts_.checkpoint_bytes) return checkpoint();
+  return Status::ok();
+}
+
+Status JournaledFile::write_overlay_to_base() {
+  return apply_overlay(overlay_, committed_size_,
+                       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_);
+}
+
+Status JournaledFile::checkpoint() {
+  assert(!writer_->in_transaction() && !dirty_);
+  if (Status s = write_overlay_to_base(); !s) return fail(s);
+  if (opts_.ring.durable) {
+    if (Status s = base_->sync_data(); !s) return fail(s);
+  }
+  overlay_.clear();
+  const JournalHeader& h = writer_->header();
+  if (Status s = start_generation(h.generation + 1, writer_->next_txn(), h.uuid); !s) return fail(s);
+  auto set = base_->set_xattr(kBindingXattr, encode_binding(h.uuid, h.generation));
+  return set ? Status::ok() : fail(set.status());
+}
+
+Status JournaledFile::patch(uint64_t addr, std::span<const std::byte> bytes) {
+  if (read_only_) {
+    memory_patches_.emplace_back(addr, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    return Status::ok();
+  }
+  return base_->write_at(addr, bytes);
+}
+
+Status JournaledFile::close() {
+  if (closed_) return Status::ok();
+  closed_ = true;
+  if (!failed_.is_ok()) return failed_;  // the journal keeps the last commit
+  if (!writer_) return Status::ok();     // read-only or passive: nothing to do
+  H5J_RETURN_IF_ERROR(commit());
+  bool durable = opts_.ring.durable;
+  // Order matters for what a crash can leave: file contents and the removal
+  // of the binding durable first, then the journal's removal.  A journal
+  // without a binding is replayed harmlessly (idempotent); a binding without
+  // a journal would be reported as a missing journal.
+  if (first_commit_done_) {
+    if (Status s = write_overlay_to_base(); !s) return fail(s);
+  }
+  if (Status s = base_->remove_xattr(kBindingXattr); !s) return fail(s);
+  if (durable && first_commit_done_) {
+    if (Status s = base_->sync_all(); !s) return fail(s);
+  }
+  writer_.reset();
+  journal_.reset();
+  if (Status s = remove_file(opts_.journal_path); !s) return s;
+  if (durable && first_commit_done_) return sync_parent_dir(opts_.journal_path);
+  return Status::ok();
+}
+
+}  // namespace h5j

@@ -1,0 +1,130 @@
+// A file whose changes are journaled: the engine the HDF5 driver wraps.  It
+// knows nothing of HDF5: it sees byte writes, a size, and commit points.
+//
+// THE WRITE-AHEAD RULE.  No write may change, before its transaction is
+// durable, a byte that the last committed state could reference.  The driver
+// does not see HDF5's frees, so every byte below the committed size may be
+// live.  Writes below the protected end
+//     protected_end = max(committed size, highest byte journaled this generation)
+// go to the journal and an in-memory overlay; writes at or above it go in
+// place (the second term keeps replay from laying an older journaled copy over
+// a newer in-place write).  Commit makes in-place bytes durable first, then the
+// journal's COMMIT record.  A checkpoint copies the overlay into the file,
+// syncs it and starts a new journal generation.
+//
+// BINDING.  The journal's UUID and generation are also stored in the HDF5
+// file's extended attribute "user.h5journal" while the journal exists, so a
+// journal of another file, an older generation of this file's journal, or a
+// journal that should exist and does not is reported, not silently used.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "extent_map.h"
+#include "file.h"
+#include "journal_writer.h"
+#include "replay.h"
+
+namespace h5j {
+
+// What recovery code may do to the image it recovered (before it is used).
+class RecoveredImage {
+ public:
+  virtual ~RecoveredImage() = default;
+  virtual Status read(uint64_t addr, std::span<std::byte> out) = 0;
+  // A change to the recovered bytes: in place for a read-write open, held in
+  // memory for a read-only one (which must modify no file).
+  virtual Status patch(uint64_t addr, std::span<const std::byte> bytes) = 0;
+};
+
+struct JournalOptions {
+  std::string journal_path;
+  RingOptions ring;
+  IoEngine engine = IoEngine::kAuto;
+  uint64_t checkpoint_bytes = uint64_t(64) << 20;
+  bool recover_on_open = true;  // false: refuse to open a file that needs recovery
+  std::function<Status(RecoveredImage&)> after_replay;
+};
+
+enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
+
+// What open found, for messages and tests.
+struct OpenReport {
+  bool journal_found = false;
+  bool recovered = false;       // committed work was replayed (or overlaid)
+  uint64_t replayed_txns = 0;
+  uint64_t discarded_records = 0;
+  bool passive = false;         // another handle owns the journal
+};
+
+inline constexpr const char* kBindingXattr = "user.h5journal";
+
+class JournaledFile : private RecoveredImage {
+ public:
+  static Result<std::unique_ptr<JournaledFile>> open(const std::string& path, Access access,
+                                                     const JournalOptions& opts);
+  // Releases the files without committing: what a crash would leave.
+  ~JournaledFile() override;
+
+  Status read(uint64_t addr, std::span<std::byte> out) override;
+  Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // HDF5's truncate: the file's size becomes `size`.  Takes effect at commit.
+  Status set_size(uint64_t size);
+  uint64_t size() const { return logical_size_; }
+  // A durable transaction boundary.  Afterwards, a crash brings the file back
+  // exactly as it is now.
+  Status commit();
+  // Commit, checkpoint, remove the journal: the file is a plain file again.
+  Status close();
+
+  const OpenReport& report() const { return report_; }
+  bool read_only() const { return read_only_; }
+  File& base() { return *base_; }
+  const std::string& journal_path() const { return opts_.journal_path; }
+  // Engine actually used for the journal ("uring" or "sync"), or "" if none.
+  const char* journal_engine() const { return journal_ ? journal_->engine_name() : ""; }
+
+ private:
+  JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only);
+  Status patch(uint64_t addr, std::span<const std::byte> bytes) override;
+
+  Status open_for_read();
+  Status open_for_write(bool truncated);
+  // Reads, validates and binds an existing journal; fills plan_.
+  Status load_journal(bool writable);
+  Status check_binding(const JournalHeader& h);
+  Status replay_into_base();
+  Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
+  Status checkpoint();
+  Status write_overlay_to_base();
+  Status fail(Status s);  // enters fail-stop and returns s
+  uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
+  Status read_journal(uint64_t offset, std::span<std::byte> out);
+  Status set_binding(bool present);
+
+  std::unique_ptr<File> base_;
+  std::unique_ptr<File> journal_;
+  std::unique_ptr<JournalWriter> writer_;
+  JournalOptions opts_;
+  bool read_only_;
+  bool closed_ = false;
+  OpenReport report_;
+  std::optional<ReplayPlan> plan_;
+
+  ExtentMap overlay_;                 // file range -> journal offset (this generation)
+  std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
+  uint64_t logical_size_ = 0;
+  uint64_t committed_size_ = 0;
+  uint64_t journal_high_water_ = 0;
+  bool dirty_ = false;                // changed since the last commit
+  bool inplace_unsynced_ = false;     // in-place writes since the last base sync
+  bool first_commit_done_ = false;    // journal's directory entry and the binding are durable
+  Status failed_;                     // fail-stop: the first error that poisoned the file
+};
+
+}  // namespace h5j

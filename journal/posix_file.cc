@@ -1,0 +1,170 @@
+#include "posix_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "uring_file.h"
+
+namespace h5j {
+
+Status PosixFile::error(int err, const char* op) const {
+  return Status::from_errno(err, std::string(op) + " " + path_);
+}
+
+Result<size_t> PosixFile::read_at(uint64_t offset, std::span<std::byte> out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    size_t want = std::min<size_t>(out.size() - done, SSIZE_MAX);
+    ssize_t n = ::pread(fd_.get(), out.data() + done, want, off_t(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error(errno, "read");
+    }
+    if (n == 0) break;  // end of file
+    done += size_t(n);
+  }
+  return done;
+}
+
+Status PosixFile::write_at(uint64_t offset, std::span<const std::byte> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    size_t want = std::min<size_t>(data.size() - done, SSIZE_MAX);
+    ssize_t n = ::pwrite(fd_.get(), data.data() + done, want, off_t(offset + done));
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return error(errno, "write");
+    }
+    if (n == 0) return error(EIO, "write (no progress)");
+    done += size_t(n);
+  }
+  return Status::ok();
+}
+
+Status PosixFile::sync_data() {
+  // Never retried: after a failed fdatasync the kernel may have dropped the
+  // dirty pages, and a second call would report success for lost data.
+  if (::fdatasync(fd_.get()) != 0) return error(errno, "fdatasync");
+  return Status::ok();
+}
+
+Status PosixFile::truncate(uint64_t size) {
+  if (::ftruncate(fd_.get(), off_t(size)) != 0) return error(errno, "truncate");
+  return Status::ok();
+}
+
+Result<uint64_t> PosixFile::size() {
+  struct stat st;
+  if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
+  return uint64_t(st.st_size);
+}
+
+Status PosixFile::try_lock(LockMode mode) {
+  // flock locks belong to the open file description, so a second open of the
+  // same file in this process conflicts too: that is what keeps HDF5's
+  // tentative second open from replaying a journal that is in use.
+  int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+  if (::flock(fd_.get(), op) == 0) return Status::ok();
+  if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle");
+  return error(errno, "lock");
+}
+
+Status PosixFile::unlock() {
+  if (::flock(fd_.get(), LOCK_UN) != 0) return error(errno, "unlock");
+  return Status::ok();
+}
+
+static bool xattrs_unsupported(int err) { return err == ENOTSUP || err == EOPNOTSUPP || err == EPERM; }
+
+Result<std::optional<std::string>> PosixFile::get_xattr(const std::string& name) {
+  char buf[256];
+  ssize_t n = ::fgetxattr(fd_.get(), name.c_str(), buf, sizeof buf);
+  if (n >= 0) return std::optional<std::string>(std::string(buf, size_t(n)));
+  if (errno == ENODATA || xattrs_unsupported(errno) || errno == ERANGE) return std::optional<std::string>();
+  return error(errno, "read extended attribute of");
+}
+
+Result<bool> PosixFile::set_xattr(const std::string& name, const std::string& value) {
+  if (::fsetxattr(fd_.get(), name.c_str(), value.data(), value.size(), 0) == 0) return true;
+  if (xattrs_unsupported(errno)) return false;
+  return error(errno, "set extended attribute of");
+}
+
+Status PosixFile::remove_xattr(const std::string& name) {
+  if (::fremovexattr(fd_.get(), name.c_str()) == 0 || errno == ENODATA || xattrs_unsupported(errno))
+    return Status::ok();
+  return error(errno, "remove extended attribute of");
+}
+
+Status PosixFile::sync_all() {
+  if (::fsync(fd_.get()) != 0) return error(errno, "fsync");
+  return Status::ok();
+}
+
+Result<uint64_t> PosixFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
+  H5J_RETURN_IF_ERROR(write_at(offset, data));
+  return next_ticket_++;
+}
+
+Status PosixFile::wait_write(uint64_t) { return Status::ok(); }
+
+// ---------------------------------------------------------------------------
+
+Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode, IoEngine engine) {
+  int flags = O_CLOEXEC;
+  switch (mode) {
+    case OpenMode::kReadOnly: flags |= O_RDONLY; break;
+    case OpenMode::kReadWrite: flags |= O_RDWR; break;
+    case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+    case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+    case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+  }
+  int fd = ::open(path.c_str(), flags, 0666);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
+    return Status::from_errno(errno, "open " + path);
+  }
+  UniqueFd owned(fd);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+    return Status(Code::kInvalid, "open " + path + ": is a directory");
+  if (engine == IoEngine::kSync || mode == OpenMode::kReadOnly)
+    return std::unique_ptr<File>(new PosixFile(path, std::move(owned)));
+  return UringFile::open(path, std::move(owned), /*fallback=*/engine == IoEngine::kAuto);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+Status remove_file(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
+  return Status::ok();
+}
+
+Status sync_parent_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
+  if (::fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
+  return Status::ok();
+}
+
+Status read_exact(File& file, uint64_t offset, std::span<std::byte> out) {
+  auto n = file.read_at(offset, out);
+  if (!n) return n.status();
+  if (*n != out.size())
+    return Status(Code::kCorrupt, file.path() + ": unexpected end of file at offset " +
+                                      std::to_string(offset + *n));
+  return Status::ok();
+}
+
+}  // namespace h5j

@@ -1,0 +1,70 @@
+// Errors are values.  Every fallible operation in the journal engine returns a
+// Status (or a Result<T>), whose message names the file and the problem so
+// that the driver can hand it to HDF5's error stack unchanged.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace h5j {
+
+enum class Code {
+  kOk = 0,
+  kIoError,        // EIO and other errors from the operating system
+  kNoSpace,        // ENOSPC / EDQUOT
+  kCorrupt,        // a journal that fails validation where it must not
+  kForeign,        // a journal that belongs to another file
+  kMissing,        // a file that should exist and does not
+  kNeedsRecovery,  // committed work waits in the journal and recovery=refuse
+  kInvalid,        // bad argument or configuration
+  kFailStopped,    // a sync failed earlier: nothing more is accepted
+  kBusy,           // another handle owns the journal
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return {}; }
+  // An error from errno, with the operation and path that met it.
+  static Status from_errno(int err, const std::string& what);
+
+  bool is_ok() const { return code_ == Code::kOk; }
+  explicit operator bool() const { return is_ok(); }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// A value or the Status explaining why there is none.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).is_ok()); }
+
+  bool is_ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return is_ok(); }
+  T& value() { return std::get<T>(v_); }
+  const T& value() const { return std::get<T>(v_); }
+  T& operator*() { return value(); }
+  T* operator->() { return &value(); }
+  Status status() const { return is_ok() ? Status::ok() : std::get<Status>(v_); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+#define H5J_RETURN_IF_ERROR(expr)          \
+  do {                                     \
+    ::h5j::Status h5j_s_ = (expr);         \
+    if (!h5j_s_.is_ok()) return h5j_s_;    \
+  } while (0)
+
+}  // namespace h5j

@@ -1,0 +1,113 @@
+#include "uring_file.h"
+
+#include <cerrno>
+#include <climits>
+
+namespace h5j {
+
+Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd fd, bool fallback) {
+  std::unique_ptr<UringFile> f(new UringFile(path, std::move(fd)));
+  int rc = io_uring_queue_init(kQueueDepth, &f->ring_, 0);
+  if (rc < 0) {
+    if (!fallback)
+      return Status::from_errno(-rc, "io_uring setup for " + path + " (set io_engine=sync or auto)");
+    // PosixFile owns no ring; hand the descriptor over.
+    UniqueFd moved(::dup(f->fd()));
+    if (!moved.valid()) return Status::from_errno(errno, "dup " + path);
+    return std::unique_ptr<File>(new PosixFile(path, std::move(moved)));
+  }
+  f->ring_ready_ = true;
+  return std::unique_ptr<File>(std::move(f));
+}
+
+UringFile::~UringFile() {
+  // Buffers must not be freed while the kernel may still write from them.
+  while (!pending_.empty() && reap_one().is_ok()) {
+  }
+  if (ring_ready_) io_uring_queue_exit(&ring_);
+}
+
+Status UringFile::queue_write(Pending& p) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) {
+    io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) return error(EBUSY, "io_uring queue full for write to");
+  }
+  unsigned len = unsigned(std::min<size_t>(p.rest.size(), 1u << 30));
+  io_uring_prep_write(sqe, fd(), p.rest.data(), len, p.offset);
+  io_uring_sqe_set_data64(sqe, p.ticket);
+  int rc = io_uring_submit(&ring_);
+  if (rc < 0) return error(-rc, "io_uring submit write to");
+  return Status::ok();
+}
+
+Result<uint64_t> UringFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
+  if (!sticky_.is_ok()) return sticky_;
+  while (pending_.size() >= kQueueDepth - 1) H5J_RETURN_IF_ERROR(reap_one());
+  pending_.push_back(Pending{next_ticket_++, offset, data});
+  H5J_RETURN_IF_ERROR(queue_write(pending_.back()));
+  return pending_.back().ticket;
+}
+
+// Waits for one completion and applies it to its write: finished, continued
+// after a short write, retried after EAGAIN/EINTR/ECANCELED, or failed.
+Status UringFile::reap_one() {
+  io_uring_cqe* cqe = nullptr;
+  int rc;
+  do rc = io_uring_wait_cqe(&ring_, &cqe);
+  while (rc == -EINTR);
+  if (rc < 0) return error(-rc, "io_uring wait on");
+  uint64_t ticket = io_uring_cqe_get_data64(cqe);
+  int res = cqe->res;
+  io_uring_cqe_seen(&ring_, cqe);
+
+  for (auto& p : pending_) {
+    if (p.ticket != ticket || p.done) continue;
+    if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
+      if (++p.retries > kMaxRetries) return sticky_ = error(-res, "write (retries exhausted)");
+      return queue_write(p);
+    }
+    if (res < 0) return sticky_ = error(-res, "write");
+    if (res == 0) return sticky_ = error(EIO, "write (no progress)");
+    p.offset += uint64_t(res);
+    p.rest = p.rest.subspan(size_t(res));
+    if (!p.rest.empty()) return queue_write(p);  // short write: continue
+    p.done = true;
+    break;
+  }
+  while (!pending_.empty() && pending_.front().done) pending_.pop_front();
+  return Status::ok();
+}
+
+Status UringFile::wait_write(uint64_t ticket) {
+  while (sticky_.is_ok() && !pending_.empty() && pending_.front().ticket <= ticket)
+    H5J_RETURN_IF_ERROR(reap_one());
+  return sticky_;
+}
+
+Status UringFile::submit_and_wait_fsync() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return error(EBUSY, "io_uring queue full for fdatasync of");
+  io_uring_prep_fsync(sqe, fd(), IORING_FSYNC_DATASYNC);
+  io_uring_sqe_set_data64(sqe, 0);  // ticket 0 is never a write
+  int rc = io_uring_submit(&ring_);
+  if (rc < 0) return error(-rc, "io_uring submit fdatasync of");
+  io_uring_cqe* cqe = nullptr;
+  do rc = io_uring_wait_cqe(&ring_, &cqe);
+  while (rc == -EINTR);
+  if (rc < 0) return error(-rc, "io_uring wait on");
+  int res = cqe->res;
+  io_uring_cqe_seen(&ring_, cqe);
+  if (res < 0) return error(-res, "fdatasync");  // never retried: see PosixFile::sync_data
+  return Status::ok();
+}
+
+Status UringFile::sync_after_writes() {
+  // IORING_OP_FSYNC covers only writes that have completed, so every write is
+  // reaped (and short writes finished) before the fsync is submitted.
+  H5J_RETURN_IF_ERROR(wait_write(UINT64_MAX));
+  return submit_and_wait_fsync();
+}
+
+}  // namespace h5j

@@ -1,0 +1,54 @@
+// The io_uring engine.  Synchronous operations are inherited from PosixFile;
+// submit_write/wait_write/sync_after_writes go through a private ring.
+//
+// Buffer ownership: submit_write() borrows the caller's bytes; they belong to
+// the kernel until wait_write() for that ticket (or a later one) returns.
+// Completions arrive in any order; tickets are retired in submission order.
+#pragma once
+
+#include <liburing.h>
+
+#include <deque>
+
+#include "posix_file.h"
+
+namespace h5j {
+
+class UringFile : public PosixFile {
+ public:
+  // Takes `fd`.  When io_uring is unavailable (EPERM under seccomp, ENOSYS,
+  // io_uring_disabled) and `fallback` is set, returns a PosixFile instead.
+  static Result<std::unique_ptr<File>> open(const std::string& path, UniqueFd fd, bool fallback);
+  ~UringFile() override;
+
+  Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
+  Status wait_write(uint64_t ticket) override;
+  Status sync_after_writes() override;
+  const char* engine_name() const override { return "uring"; }
+
+ private:
+  // One write in flight: what is left of it, and how often it was retried.
+  struct Pending {
+    uint64_t ticket;
+    uint64_t offset;
+    std::span<const std::byte> rest;
+    int retries = 0;
+    bool done = false;
+  };
+
+  UringFile(std::string path, UniqueFd fd) : PosixFile(std::move(path), std::move(fd)) {}
+  Status queue_write(Pending& p);
+  Status reap_one();
+  Status submit_and_wait_fsync();
+
+  static constexpr unsigned kQueueDepth = 64;
+  static constexpr int kMaxRetries = 1000;
+
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  std::deque<Pending> pending_;  // in ticket order; front is the oldest
+  uint64_t next_ticket_ = 1;
+  Status sticky_;  // first write error: every later wait reports it
+};
+
+}  // namespace h5j

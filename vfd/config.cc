@@ -1,0 +1,159 @@
+#include "config.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace h5j {
+namespace {
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\n");
+  auto e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// A byte count with an optional K/M/G/T suffix (powers of 1024).
+bool parse_bytes(const std::string& v, uint64_t& out) {
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return false;
+  size_t end = 0;
+  unsigned long long n;
+  try {
+    n = std::stoull(v, &end, 10);
+  } catch (...) {
+    return false;
+  }
+  std::string suffix = v.substr(end);
+  int shift = 0;
+  if (suffix == "" || suffix == "B") shift = 0;
+  else if (suffix == "K" || suffix == "KiB") shift = 10;
+  else if (suffix == "M" || suffix == "MiB") shift = 20;
+  else if (suffix == "G" || suffix == "GiB") shift = 30;
+  else if (suffix == "T" || suffix == "TiB") shift = 40;
+  else return false;
+  if (shift > 0 && n > (UINT64_MAX >> shift)) return false;
+  out = uint64_t(n) << shift;
+  return true;
+}
+
+bool parse_bool(const std::string& v, hbool_t& out) {
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return out = true, true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return out = false, true;
+  return false;
+}
+
+using Setter = std::function<bool(const std::string&, H5FD_journal_fapl_t&)>;
+
+const std::map<std::string, std::pair<Setter, const char*>>& setters() {
+  static const std::map<std::string, std::pair<Setter, const char*>> table = {
+      {"journal_path",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          if (v.size() >= sizeof c.journal_path) return false;
+          std::memcpy(c.journal_path, v.c_str(), v.size() + 1);
+          return true;
+        },
+        "a path shorter than 4096 bytes"}},
+      {"ring_buffers",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          uint64_t n;
+          if (!parse_bytes(v, n) || n > 1024 || v.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+          c.ring_buffers = uint32_t(n);
+          return true;
+        },
+        "a whole number from 2 to 1024"}},
+      {"buffer_size",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bytes(v, c.buffer_size); },
+        "a size such as 1M (at least 4K)"}},
+      {"io_engine",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          if (v == "auto") c.io_engine = H5FD_JOURNAL_IO_AUTO;
+          else if (v == "uring") c.io_engine = H5FD_JOURNAL_IO_URING;
+          else if (v == "sync") c.io_engine = H5FD_JOURNAL_IO_SYNC;
+          else return false;
+          return true;
+        },
+        "auto, uring or sync"}},
+      {"durable",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bool(v, c.durable); }, "true or false"}},
+      {"checkpoint_bytes",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bytes(v, c.checkpoint_bytes); },
+        "a size such as 64M"}},
+      {"recovery",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          if (v == "auto") c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
+          else if (v == "refuse") c.recovery = H5FD_JOURNAL_RECOVERY_REFUSE;
+          else return false;
+          return true;
+        },
+        "auto or refuse"}},
+  };
+  return table;
+}
+
+}  // namespace
+
+H5FD_journal_fapl_t default_config() {
+  H5FD_journal_fapl_t c;
+  std::memset(&c, 0, sizeof c);
+  c.version = H5FD_JOURNAL_FAPL_VERSION;
+  c.ring_buffers = 4;
+  c.buffer_size = 1 << 20;
+  c.io_engine = H5FD_JOURNAL_IO_AUTO;
+  c.durable = true;
+  c.checkpoint_bytes = uint64_t(64) << 20;
+  c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
+  return c;
+}
+
+Status validate_config(const H5FD_journal_fapl_t& c) {
+  auto bad = [](const std::string& m) { return Status(Code::kInvalid, "h5journal configuration: " + m); };
+  if (c.version != H5FD_JOURNAL_FAPL_VERSION)
+    return bad("version " + std::to_string(c.version) + " is not " + std::to_string(H5FD_JOURNAL_FAPL_VERSION));
+  if (c.ring_buffers < 2 || c.ring_buffers > 1024) return bad("ring_buffers must be from 2 to 1024");
+  if (c.buffer_size < 4096 || c.buffer_size > (uint64_t(1) << 30))
+    return bad("buffer_size must be from 4K to 1G");
+  if (c.io_engine < H5FD_JOURNAL_IO_AUTO || c.io_engine > H5FD_JOURNAL_IO_SYNC) return bad("bad io_engine");
+  if (c.recovery < H5FD_JOURNAL_RECOVERY_AUTO || c.recovery > H5FD_JOURNAL_RECOVERY_REFUSE)
+    return bad("bad recovery");
+  if (c.checkpoint_bytes == 0) return bad("checkpoint_bytes must be positive");
+  if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
+  return Status::ok();
+}
+
+Status parse_config(const std::string& text, H5FD_journal_fapl_t& config) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    if (trim(item).empty()) continue;
+    auto eq = item.find('=');
+    std::string key = trim(item.substr(0, eq));
+    if (eq == std::string::npos)
+      return Status(Code::kInvalid, "h5journal configuration: \"" + key + "\" has no value (expected key=value)");
+    std::string value = trim(item.substr(eq + 1));
+    auto it = setters().find(key);
+    if (it == setters().end()) {
+      std::string known;
+      for (const auto& [k, _] : setters()) known += (known.empty() ? "" : ", ") + k;
+      return Status(Code::kInvalid, "h5journal configuration: unknown key \"" + key + "\" (known keys: " + known + ")");
+    }
+    if (!it->second.first(value, config))
+      return Status(Code::kInvalid, "h5journal configuration: bad value \"" + value + "\" for " + key +
+                                        " (expected " + it->second.second + ")");
+  }
+  return validate_config(config);
+}
+
+std::string journal_path_for(const std::string& file, const H5FD_journal_fapl_t& config) {
+  std::string configured = config.journal_path;
+  if (configured.empty()) return file + ".jnl";
+  // A directory (trailing '/') holds the journals of many files, one each.
+  if (configured.back() == '/') {
+    auto slash = file.rfind('/');
+    return configured + (slash == std::string::npos ? file : file.substr(slash + 1)) + ".jnl";
+  }
+  return configured;
+}
+
+}  // namespace h5j

@@ -1,0 +1,348 @@
+// The HDF5 glue: H5FD_class_t callbacks over a JournaledFile, the public
+// H5Pset_fapl_journal API, and the plugin entry points.  Everything about
+// journaling lives in journal/; this file maps HDF5's calls onto it.
+//
+// Commit points (see docs/design.md): HDF5's H5Fflush calls
+// truncate(closing=false) and then flush(closing=false); that pair commits.
+// H5Dflush/H5Oflush reach flush() without a truncate and do not.  H5Fclose
+// writes the final superblock after its last flush(), so close() commits.
+#include <H5FDdevelop.h>
+#include <H5PLextern.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "config.h"
+#include "h5journal.h"
+#include "journaled_file.h"
+#include "posix_file.h"
+#include "superblock.h"
+
+namespace h5j {
+namespace {
+
+hid_t g_driver_id = H5I_INVALID_HID;  // registration: the one global HDF5 needs
+
+struct JournalDriverFile {
+  H5FD_t pub;  // must be first: HDF5 fills it after open()
+  std::unique_ptr<JournaledFile> file;
+  H5FD_journal_fapl_t config;
+  haddr_t eoa = 0;
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
+};
+
+JournalDriverFile* self(H5FD_t* f) { return reinterpret_cast<JournalDriverFile*>(f); }
+const JournalDriverFile* self(const H5FD_t* f) { return reinterpret_cast<const JournalDriverFile*>(f); }
+
+herr_t push_error(const char* func, hid_t minor, const std::string& message) {
+  H5Epush2(H5E_DEFAULT, __FILE__, func, __LINE__, H5E_ERR_CLS, H5E_VFL, minor, "%s", message.c_str());
+  return -1;
+}
+
+// A read-only view used to inspect a file's superblock before journaling it.
+class FileView : public RecoveredImage {
+ public:
+  explicit FileView(File& f) : f_(f) {}
+  Status read(uint64_t addr, std::span<std::byte> out) override {
+    auto n = f_.read_at(addr, out);
+    if (!n) return n.status();
+    std::fill(out.begin() + ptrdiff_t(*n), out.end(), std::byte(0));
+    return Status::ok();
+  }
+  Status patch(uint64_t, std::span<const std::byte>) override {
+    return Status(Code::kInvalid, "read-only view");
+  }
+
+ private:
+  File& f_;
+};
+
+// A file with no journal whose superblock says it is open for writing was not
+// closed cleanly by anyone: either not written through h5journal, or its
+// journal was lost.  Reported, never silently accepted.
+Status check_unjournaled_file_is_clean(const std::string& name, const std::string& journal) {
+  auto base = open_file(name, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!base) return base.status().code() == Code::kMissing ? Status::ok() : base.status();
+  auto size = (*base)->size();
+  if (!size) return size.status();
+  FileView view(**base);
+  auto sb = find_superblock(view, *size);
+  if (!sb) return sb.status();
+  if (sb->has_value() && ((*sb)->status_flags & 0x1))
+    return Status(Code::kMissing,
+                  name + " was not closed cleanly (HDF5 marks it open for writing) and has no journal " + journal +
+                      ": it was not written through h5journal, or its journal was removed. Nothing can be "
+                      "replayed; 'h5clear -s " + name + "' accepts the file as it is");
+  return Status::ok();
+}
+
+Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
+  const void* info = H5Pget_driver_info(fapl);
+  if (info != nullptr) {
+    H5FD_journal_fapl_t c;
+    std::memcpy(&c, info, sizeof c);
+    H5J_RETURN_IF_ERROR(validate_config(c));
+    return c;
+  }
+  H5FD_journal_fapl_t c = default_config();
+  ssize_t len = H5Pget_driver_config_str(fapl, nullptr, 0);
+  if (len > 0) {
+    std::string text(size_t(len) + 1, '\0');
+    H5Pget_driver_config_str(fapl, text.data(), text.size());
+    text.resize(size_t(len));
+    H5J_RETURN_IF_ERROR(parse_config(text, c));
+  }
+  return c;
+}
+
+JournalOptions engine_options(const std::string& name, const H5FD_journal_fapl_t& c) {
+  JournalOptions o;
+  o.journal_path = journal_path_for(name, c);
+  o.ring = RingOptions{c.ring_buffers, size_t(c.buffer_size), bool(c.durable)};
+  o.engine = c.io_engine == H5FD_JOURNAL_IO_URING ? IoEngine::kUring
+             : c.io_engine == H5FD_JOURNAL_IO_SYNC ? IoEngine::kSync
+                                                   : IoEngine::kAuto;
+  o.checkpoint_bytes = c.checkpoint_bytes;
+  o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
+  o.after_replay = [](RecoveredImage& image) {
+    // Recovery must leave a file that opens without h5clear.
+    return clear_status_flags(image, UINT64_MAX / 4);
+  };
+  return o;
+}
+
+Access access_for(unsigned flags) {
+  if (!(flags & H5F_ACC_RDWR)) return Access::kReadOnly;
+  if (flags & H5F_ACC_EXCL) return Access::kCreateExclusive;
+  if (flags & H5F_ACC_TRUNC) return Access::kCreateTruncate;
+  if (flags & H5F_ACC_CREAT) return Access::kCreate;
+  return Access::kReadWrite;
+}
+
+// --- callbacks ------------------------------------------------------------------
+
+H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
+  static const char* fn = "H5FD_journal_open";
+  if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
+  if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
+  auto config = config_from_fapl(fapl);
+  if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
+  JournalOptions opts = engine_options(name, *config);
+  Access access = access_for(flags);
+  if (access != Access::kCreateTruncate && !file_exists(opts.journal_path)) {
+    if (Status s = check_unjournaled_file_is_clean(name, opts.journal_path); !s)
+      return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
+  }
+  auto file = JournaledFile::open(name, access, opts);
+  if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
+  struct stat st;
+  if (::stat(name, &st) != 0) return push_error(fn, H5E_CANTOPENFILE, std::string("stat ") + name), nullptr;
+  auto* f = new JournalDriverFile{};
+  f->file = std::move(*file);
+  f->config = *config;
+  f->device = st.st_dev;
+  f->inode = st.st_ino;
+  return &f->pub;
+}
+
+herr_t journal_close(H5FD_t* file) {
+  std::unique_ptr<JournalDriverFile> f(self(file));
+  Status s = f->file->close();
+  if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
+  return 0;
+}
+
+int journal_cmp(const H5FD_t* a, const H5FD_t* b) {
+  const auto *f1 = self(a), *f2 = self(b);
+  if (f1->device != f2->device) return f1->device < f2->device ? -1 : 1;
+  if (f1->inode != f2->inode) return f1->inode < f2->inode ? -1 : 1;
+  return 0;
+}
+
+herr_t journal_query(const H5FD_t*, unsigned long* flags) {
+  // The same choices as sec2 (aggregation, metadata accumulation, sieving),
+  // plus DEFAULT_VFD_COMPATIBLE because a closed file is a canonical HDF5
+  // file.  Not POSIX_COMPAT_HANDLE: writing through the descriptor would
+  // bypass the journal.
+  if (flags != nullptr)
+    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+             H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+  return 0;
+}
+
+haddr_t journal_get_eoa(const H5FD_t* file, H5FD_mem_t) { return self(file)->eoa; }
+
+herr_t journal_set_eoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
+  self(file)->eoa = addr;
+  return 0;
+}
+
+haddr_t journal_get_eof(const H5FD_t* file, H5FD_mem_t) { return self(file)->file->size(); }
+
+herr_t journal_get_handle(H5FD_t* file, hid_t, void** handle) {
+  // The descriptor of the HDF5 file, for reading or fsync only.
+  auto* posix = dynamic_cast<PosixFile*>(&self(file)->file->base());
+  if (handle == nullptr || posix == nullptr) return push_error("H5FD_journal_get_handle", H5E_BADVALUE, "no handle");
+  static thread_local int fd;
+  fd = posix->fd();
+  *handle = &fd;
+  return 0;
+}
+
+herr_t journal_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buf) {
+  Status s = self(file)->file->read(addr, std::span(static_cast<std::byte*>(buf), size));
+  if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
+  return 0;
+}
+
+herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
+  Status s = self(file)->file->write(addr, std::span(static_cast<const std::byte*>(buf), size), uint32_t(type));
+  if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
+  return 0;
+}
+
+herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
+  JournalDriverFile* f = self(file);
+  if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
+  f->commit_pending = false;
+  Status s = f->file->commit();
+  if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, "commit failed: " + s.message());
+  return 0;
+}
+
+herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
+  JournalDriverFile* f = self(file);
+  Status s = f->file->set_size(f->eoa);
+  if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s.message());
+  if (!closing) f->commit_pending = true;
+  return 0;
+}
+
+herr_t journal_lock(H5FD_t* file, hbool_t rw) {
+  Status s = self(file)->file->base().try_lock(rw ? LockMode::kExclusive : LockMode::kShared);
+  if (!s) return push_error("H5FD_journal_lock", H5E_CANTLOCKFILE, "unable to lock the file: " + s.message());
+  return 0;
+}
+
+herr_t journal_unlock(H5FD_t* file) {
+  Status s = self(file)->file->base().unlock();
+  if (!s) return push_error("H5FD_journal_unlock", H5E_CANTUNLOCKFILE, s.message());
+  return 0;
+}
+
+herr_t journal_delete(const char* name, hid_t fapl) {
+  auto config = config_from_fapl(fapl);
+  if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
+  if (::unlink(name) != 0)
+    return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE,
+                      std::string("unable to delete ") + name + ": " + std::strerror(errno));
+  Status s = remove_file(journal_path_for(name, *config));
+  if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
+  return 0;
+}
+
+void* journal_fapl_get(H5FD_t* file) {
+  auto* copy = static_cast<H5FD_journal_fapl_t*>(std::malloc(sizeof(H5FD_journal_fapl_t)));
+  if (copy != nullptr) *copy = self(file)->config;
+  return copy;
+}
+
+void* journal_fapl_copy(const void* fapl) {
+  auto* copy = static_cast<H5FD_journal_fapl_t*>(std::malloc(sizeof(H5FD_journal_fapl_t)));
+  if (copy != nullptr) std::memcpy(copy, fapl, sizeof(H5FD_journal_fapl_t));
+  return copy;
+}
+
+herr_t journal_fapl_free(void* fapl) {
+  std::free(fapl);
+  return 0;
+}
+
+herr_t journal_terminate() {
+  g_driver_id = H5I_INVALID_HID;
+  return 0;
+}
+
+const H5FD_class_t kJournalClass = {
+    H5FD_CLASS_VERSION,
+    H5FD_JOURNAL_VALUE,
+    H5FD_JOURNAL_NAME,
+    HADDR_MAX,
+    H5F_CLOSE_WEAK,
+    journal_terminate,
+    nullptr, nullptr, nullptr,  // sb_size, sb_encode, sb_decode
+    sizeof(H5FD_journal_fapl_t),
+    journal_fapl_get,
+    journal_fapl_copy,
+    journal_fapl_free,
+    0, nullptr, nullptr,        // dxpl
+    journal_open,
+    journal_close,
+    journal_cmp,
+    journal_query,
+    nullptr,                    // get_type_map
+    nullptr, nullptr,           // alloc, free: HDF5's defaults
+    journal_get_eoa,
+    journal_set_eoa,
+    journal_get_eof,
+    journal_get_handle,
+    journal_read,
+    journal_write,
+    nullptr, nullptr,           // read_vector, write_vector
+    nullptr, nullptr,           // read_selection, write_selection
+    journal_flush,
+    journal_truncate,
+    journal_lock,
+    journal_unlock,
+    journal_delete,
+    nullptr,                    // ctl
+    H5FD_FLMAP_DICHOTOMY,
+};
+
+}  // namespace
+}  // namespace h5j
+
+// --- public C API and plugin entry points ---------------------------------------
+
+extern "C" {
+
+hid_t H5FD_journal_init(void) {
+  if (H5Iget_type(h5j::g_driver_id) != H5I_VFL) h5j::g_driver_id = H5FDregister(&h5j::kJournalClass);
+  return h5j::g_driver_id;
+}
+
+herr_t H5Pget_fapl_journal_defaults(H5FD_journal_fapl_t* config) {
+  if (config == nullptr) return h5j::push_error("H5Pget_fapl_journal_defaults", H5E_BADVALUE, "config is NULL");
+  *config = h5j::default_config();
+  return 0;
+}
+
+herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t* config) {
+  H5FD_journal_fapl_t c = config != nullptr ? *config : h5j::default_config();
+  if (h5j::Status s = h5j::validate_config(c); !s)
+    return h5j::push_error("H5Pset_fapl_journal", H5E_BADVALUE, s.message());
+  hid_t id = H5FD_journal_init();
+  if (id < 0) return h5j::push_error("H5Pset_fapl_journal", H5E_CANTREGISTER, "unable to register the driver");
+  return H5Pset_driver(fapl_id, id, &c);
+}
+
+herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
+  if (config == nullptr) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, "config is NULL");
+  if (H5Pget_driver(fapl_id) != H5FD_journal_init())
+    return h5j::push_error("H5Pget_fapl_journal", H5E_BADTYPE, "the file access property list does not use the journal driver");
+  auto c = h5j::config_from_fapl(fapl_id);
+  if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status().message());
+  *config = *c;
+  return 0;
+}
+
+H5JOURNAL_API H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
+H5JOURNAL_API const void* H5PLget_plugin_info(void) { return &h5j::kJournalClass; }
+
+}  // extern "C"

@@ -1,0 +1,61 @@
+#include "superblock.h"
+
+#include <cstring>
+#include <vector>
+
+#include "coding.h"
+
+// HDF5's metadata checksum (Jenkins lookup3), exported by libhdf5.  Using the
+// library's own function keeps our superblock checksums identical to its.
+extern "C" uint32_t H5_checksum_metadata(const void* data, size_t len, uint32_t initval);
+
+namespace h5j {
+namespace {
+
+constexpr unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+constexpr uint64_t kV0FlagsOffset = 20;  // u32, versions 0 and 1
+constexpr uint64_t kV2FlagsOffset = 11;  // u8, versions 2 and 3
+
+}  // namespace
+
+Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size) {
+  for (uint64_t off = 0; off + 48 <= size; off = off == 0 ? 512 : off * 2) {
+    std::byte head[24];
+    H5J_RETURN_IF_ERROR(image.read(off, head));
+    if (std::memcmp(head, kSignature, 8) != 0) continue;
+    SuperblockInfo sb;
+    sb.offset = off;
+    sb.version = unsigned(head[8]);
+    if (sb.version <= 1) sb.status_flags = get_u32(head + kV0FlagsOffset);
+    else if (sb.version <= 3) sb.status_flags = uint32_t(head[kV2FlagsOffset]);
+    else return Status(Code::kCorrupt, "unknown HDF5 superblock version " + std::to_string(sb.version));
+    return std::optional<SuperblockInfo>(sb);
+  }
+  return std::optional<SuperblockInfo>();
+}
+
+Status clear_status_flags(RecoveredImage& image, uint64_t size) {
+  auto found = find_superblock(image, size);
+  if (!found) return found.status();
+  if (!found->has_value() || (*found)->status_flags == 0) return Status::ok();
+  const SuperblockInfo& sb = **found;
+  if (sb.version <= 1) {
+    std::byte zero[4] = {};
+    return image.patch(sb.offset + kV0FlagsOffset, zero);
+  }
+  // v2/v3: signature, version, offset size, length size, flags, four
+  // addresses, then a checksum of everything before it.
+  std::byte sizes[2];
+  H5J_RETURN_IF_ERROR(image.read(sb.offset + 9, sizes));
+  unsigned offset_size = unsigned(sizes[0]);
+  if (offset_size != 2 && offset_size != 4 && offset_size != 8 && offset_size != 16)
+    return Status(Code::kCorrupt, "HDF5 superblock has a bad offset size");
+  size_t body = 12 + 4 * offset_size;
+  std::vector<std::byte> image_bytes(body + 4);
+  H5J_RETURN_IF_ERROR(image.read(sb.offset, image_bytes));
+  image_bytes[kV2FlagsOffset] = std::byte(0);
+  put_u32(image_bytes.data() + body, H5_checksum_metadata(image_bytes.data(), body, 0));
+  return image.patch(sb.offset, image_bytes);
+}
+
+}  // namespace h5j

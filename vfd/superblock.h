@@ -1,0 +1,26 @@
+// HDF5 superblock knowledge the driver needs: where the superblock is, and
+// its status flags.  HDF5 sets WRITE_ACCESS in the superblock of a file open
+// for writing (all superblock versions, when the driver has a lock callback)
+// and refuses to open a version 3 file that has it set.  A recovered file's
+// committed superblock carries the flag, so recovery clears it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "journaled_file.h"
+
+namespace h5j {
+
+struct SuperblockInfo {
+  uint64_t offset = 0;  // 0, 512, 1024, 2048, ... (after a user block)
+  unsigned version = 0;
+  uint32_t status_flags = 0;
+};
+
+// Looks for the superblock signature in the first `size` bytes.
+Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size);
+// Clears the status flags (and fixes the checksum of a v2/v3 superblock).
+Status clear_status_flags(RecoveredImage& image, uint64_t size);
+
+}  // namespace h5j
