@@ -11,7 +11,7 @@ void ExtentMap::split_at(uint64_t at) {
   uint64_t start = it->first, len = it->second.len;
   if (start >= at || start + len <= at) return;
   uint64_t head = at - start;
-  map_.emplace(at, Value{len - head, it->second.src + head});
+  map_.emplace(at, Value{len - head, source_at(it->second.src, head)});
   it->second.len = head;
 }
 
@@ -23,13 +23,13 @@ void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
   map_.erase(map_.lower_bound(addr), map_.lower_bound(end));
   auto it = map_.emplace(addr, Value{len, src}).first;
   // Merge with neighbours that continue both the address and the source.
-  if (auto next = std::next(it); next != map_.end() && next->first == end && next->second.src == src + len) {
+  if (auto next = std::next(it); next != map_.end() && next->first == end && next->second.src == source_at(src, len)) {
     it->second.len += next->second.len;
     map_.erase(next);
   }
   if (it != map_.begin()) {
     auto prev = std::prev(it);
-    if (prev->first + prev->second.len == addr && prev->second.src + prev->second.len == src) {
+    if (prev->first + prev->second.len == addr && source_at(prev->second.src, prev->second.len) == src) {
       prev->second.len += it->second.len;
       map_.erase(it);
     }

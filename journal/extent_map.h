@@ -16,8 +16,11 @@ class ExtentMap {
   struct Extent {
     uint64_t addr;
     uint64_t len;
-    uint64_t src;  // source offset of byte `addr`
+    uint64_t src;  // source offset of byte `addr`, or kZeroSource
   };
+  // The source of bytes that read as zeros (no offset arithmetic applies).
+  static constexpr uint64_t kZeroSource = UINT64_MAX;
+  static uint64_t source_at(uint64_t src, uint64_t delta) { return src == kZeroSource ? src : src + delta; }
 
   void insert(uint64_t addr, uint64_t len, uint64_t src);
   void clear() { map_.clear(); }
@@ -68,7 +71,7 @@ void ExtentMap::for_each_piece(uint64_t addr, uint64_t len, F&& f) const {
       pos = it->first;
     }
     uint64_t piece_end = std::min(stop, it->first + it->second.len);
-    f(pos, piece_end - pos, std::optional<uint64_t>(it->second.src + (pos - it->first)));
+    f(pos, piece_end - pos, std::optional<uint64_t>(source_at(it->second.src, pos - it->first)));
     pos = piece_end;
     ++it;
   }

@@ -80,7 +80,7 @@ RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> 
   return h;
 }
 
-bool is_known_type(uint8_t type) { return type >= 1 && type <= 4; }
+bool is_known_type(uint8_t type) { return type >= 1 && type <= 5; }
 
 const char* record_type_name(RecordType t) {
   switch (t) {
@@ -88,6 +88,7 @@ const char* record_type_name(RecordType t) {
     case RecordType::kWrite: return "WRITE";
     case RecordType::kCommit: return "COMMIT";
     case RecordType::kComment: return "COMMENT";
+    case RecordType::kZero: return "ZERO";
   }
   return "UNKNOWN";
 }

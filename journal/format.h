@@ -53,6 +53,8 @@
 //            8  LSN of the transaction's BEGIN
 //            8  time, ns since the Unix epoch
 //   COMMENT  N  UTF-8 text
+//   ZERO     8  address in the HDF5 file
+//            8  length: these bytes read as zeros (the file shrank over them)
 #pragma once
 
 #include <array>
@@ -75,10 +77,11 @@ inline constexpr size_t kMaxTargetName = 400;
 inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kWritePayloadHeader = 24;
 inline constexpr size_t kCommitPayloadSize = 32;
+inline constexpr size_t kZeroPayloadSize = 16;
 // Bounds every length the reader trusts before it has checked a CRC.
 inline constexpr uint32_t kMaxPayload = 1u << 30;
 
-enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4 };
+enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5 };
 
 struct JournalHeader {
   uint64_t generation = 0;

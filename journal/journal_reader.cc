@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "aligned_buffer.h"
+#include "coding.h"
 #include "crc32c.h"
 
 namespace h5j {
@@ -105,6 +106,14 @@ Result<std::optional<Record>> JournalReader::next() {
       std::byte c[kCommitPayloadSize];
       H5J_RETURN_IF_ERROR(read_exact(file_, payload, c));
       rec.commit = decode_commit(c);
+      break;
+    }
+    case RecordType::kZero: {
+      if (h.payload_len != kZeroPayloadSize) return stop(StreamEnd::kBadRecord);
+      std::byte z[kZeroPayloadSize];
+      H5J_RETURN_IF_ERROR(read_exact(file_, payload, z));
+      rec.write = WritePayloadHeader{get_u64(z), get_u64(z + 8), 0};
+      if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
       break;
     }
     case RecordType::kComment: {

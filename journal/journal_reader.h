@@ -31,6 +31,7 @@ const char* stream_end_name(StreamEnd e);
 struct Record {
   RecordHeader header;
   // WRITE: the payload header, and where its bytes are in the journal.
+  // ZERO: address and length in `write`; data_offset unused.
   WritePayloadHeader write;
   uint64_t data_offset = 0;
   CommitPayload commit;
@@ -68,7 +69,8 @@ class JournalReader {
   StreamEnd end_ = StreamEnd::kEndOfFile;
 };
 
-// One committed transaction's writes, as positions in the journal.
+// One committed transaction's WRITE and ZERO records, in log order, as
+// positions in the journal.
 struct CommittedTxn {
   uint64_t txn = 0;
   uint64_t logical_size = 0;

@@ -1,5 +1,5 @@
 // Transaction grammar of scan_committed (see format.h):
-//   journal := (BEGIN (WRITE | COMMENT)* COMMIT)* [uncommitted tail]
+//   journal := (BEGIN (WRITE | ZERO | COMMENT)* COMMIT)* [uncommitted tail]
 // with transaction numbers first_txn, first_txn + 1, ... and each COMMIT
 // naming its BEGIN's LSN and the number of records before it.
 #pragma once
@@ -36,7 +36,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit) 
       continue;
     }
     if (!in_txn || h.txn != open.txn) { out_of_order = true; break; }
-    if (h.type == RecordType::kWrite) {
+    if (h.type == RecordType::kWrite || h.type == RecordType::kZero) {
       open.writes.push_back(std::move(rec));
       ++records;
       continue;

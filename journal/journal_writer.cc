@@ -51,6 +51,14 @@ Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std
   return data_offset;
 }
 
+Status JournalWriter::append_zero(uint64_t address, uint64_t length) {
+  assert(in_txn_);
+  std::byte payload[kZeroPayloadSize];
+  put_u64(payload, address);
+  put_u64(payload + 8, length);
+  return append_record(RecordType::kZero, payload, {});
+}
+
 Status JournalWriter::comment(std::string_view text) {
   auto bytes = std::as_bytes(std::span(text.data(), std::min(text.size(), size_t(kMaxPayload))));
   return append_record(RecordType::kComment, {}, bytes);

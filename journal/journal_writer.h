@@ -44,6 +44,8 @@ class JournalWriter {
   // A WRITE record; returns the journal offset where `data` lands.
   Result<uint64_t> append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data);
   Status comment(std::string_view text);
+  // A ZERO record: [address, address + length) reads as zeros from here on.
+  Status append_zero(uint64_t address, uint64_t length);
   // COMMIT of the open transaction, then flush and (when durable) fdatasync.
   Status commit(uint64_t logical_size);
   // Starts the next generation: waits for all writes, writes the new header

@@ -81,14 +81,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
 
 Status JournaledFile::open_for_read() {
   auto journal = open_file(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-  if (!journal && journal.status().code() == Code::kMissing) {
-    auto binding = base_->get_xattr(kBindingXattr);
-    if (!binding) return binding.status();
-    if (binding->has_value())
-      return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
-                                        opts_.journal_path + " is missing; committed changes may be lost");
-    return Status::ok();  // a plain file
-  }
+  if (!journal && journal.status().code() == Code::kMissing) return check_not_missing();  // else a plain file
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   report_.journal_found = true;
@@ -98,7 +91,7 @@ Status JournaledFile::open_for_read() {
     journal_.reset();
     return Status::ok();
   }
-  H5J_RETURN_IF_ERROR(load_journal(/*writable=*/false));
+  H5J_RETURN_IF_ERROR(load_journal());
   if (!plan_) return Status::ok();
   overlay_ = std::move(plan_->overlay);
   logical_size_ = committed_size_ = plan_->logical_size;
@@ -107,6 +100,8 @@ Status JournaledFile::open_for_read() {
 }
 
 Status JournaledFile::open_for_write(bool truncated) {
+  bool existed = file_exists(opts_.journal_path);
+  if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_not_missing());
   auto journal = open_file(opts_.journal_path, OpenMode::kCreate, opts_.engine);
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
@@ -116,26 +111,41 @@ Status JournaledFile::open_for_write(bool truncated) {
     journal_.reset();
     return Status::ok();
   }
+  // The journal of a file being truncated is discarded, but only once we own
+  // its lock: it might belong to a live writer.
+  Status s = truncated ? journal_->truncate(0) : Status::ok();
+  if (s) s = start_writing(truncated);
+  if (!s && !existed) {
+    // Leave no journal of ours behind: it would hide the failure next time.
+    journal_.reset();
+    (void)remove_file(opts_.journal_path);
+  }
+  return s;
+}
+
+Status JournaledFile::check_not_missing() {
+  auto binding = base_->get_xattr(kBindingXattr);
+  if (!binding) return binding.status();
+  if (binding->has_value())
+    return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
+                                      opts_.journal_path + " is missing; committed changes may be lost");
+  return Status::ok();
+}
+
+Status JournaledFile::start_writing(bool truncated) {
   auto jsize = journal_->size();
   if (!jsize) return jsize.status();
   report_.journal_found = *jsize > 0 && !truncated;
   std::array<uint8_t, 16> uuid{};
   uint64_t generation = 1, first_txn = 1;
   if (report_.journal_found) {
-    H5J_RETURN_IF_ERROR(load_journal(/*writable=*/true));
+    H5J_RETURN_IF_ERROR(load_journal());
     if (plan_) {
       generation = plan_->summary.header.generation + 1;
-      first_txn = plan_->summary.last_committed_txn + 1;
-      first_txn = std::max(first_txn, plan_->summary.header.first_txn);
+      first_txn = std::max(plan_->summary.last_committed_txn + 1, plan_->summary.header.first_txn);
       uuid = plan_->summary.header.uuid;
-      if (report_.recovered) H5J_RETURN_IF_ERROR(replay_into_base());
+      H5J_RETURN_IF_ERROR(replay_into_base());
     }
-  } else {
-    auto binding = base_->get_xattr(kBindingXattr);
-    if (!binding) return binding.status();
-    if (binding->has_value() && !truncated)
-      return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
-                                        opts_.journal_path + " is missing; committed changes may be lost");
   }
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
@@ -143,7 +153,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   return set ? Status::ok() : set.status();
 }
 
-Status JournaledFile::load_journal(bool writable) {
+Status JournaledFile::load_journal() {
   auto reader = JournalReader::open(*journal_);
   if (!reader) {
     // A journal whose header never became durable held no commit.
@@ -159,13 +169,16 @@ Status JournaledFile::load_journal(bool writable) {
   // the size the generation started from (uncommitted in-place writes).
   auto size = base_->size();
   if (!size) return size.status();
-  report_.recovered = plan->summary.committed_txns > 0 || *size != plan->logical_size;
-  if (report_.recovered && !opts_.recover_on_open)
+  bool needs_replay = plan->summary.committed_txns > 0 || *size != plan->logical_size;
+  // A journal with a valid header means the file was not closed cleanly, even
+  // when nothing waits in it (a crash right after a checkpoint): recovery's
+  // fix-ups (after_replay) are still due.
+  report_.recovered = true;
+  if (needs_replay && !opts_.recover_on_open)
     return Status(Code::kNeedsRecovery,
                   base_->path() + " has " + std::to_string(plan->summary.committed_txns) +
                       " committed transaction(s) in journal " + opts_.journal_path +
                       " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
-  (void)writable;
   plan_ = std::move(*plan);
   return Status::ok();
 }
@@ -235,11 +248,18 @@ Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
 }
 
 Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
+  // Without the journal a read could miss committed bytes: refuse rather than
+  // serve a wrong view.  (HDF5 never reads through its tentative handle.)
+  if (report_.passive) return busy_error();
   Status status;
   uint64_t visible = addr >= logical_size_ ? 0 : std::min<uint64_t>(out.size(), logical_size_ - addr);
   overlay_.for_each_piece(addr, visible, [&](uint64_t a, uint64_t n, std::optional<uint64_t> src) {
     if (!status) return;
     auto dst = out.subspan(a - addr, n);
+    if (src == ExtentMap::kZeroSource) {
+      std::fill(dst.begin(), dst.end(), std::byte(0));
+      return;
+    }
     if (src) {
       status = read_journal(*src, dst);
       return;
@@ -260,7 +280,7 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   if (!failed_.is_ok()) return failed_;
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
-  if (!writer_) return Status(Code::kBusy, base_->path() + " is open for writing through h5journal by another handle");
+  if (report_.passive) return busy_error();
   if (data.empty()) return Status::ok();
   if (!writer_->in_transaction()) {
     if (Status s = writer_->begin(); !s) return fail(s);
@@ -286,12 +306,26 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
 Status JournaledFile::set_size(uint64_t size) {
   if (!failed_.is_ok()) return failed_;
   if (read_only_ || !writer_ || size == logical_size_) return Status::ok();
+  uint64_t old_size = logical_size_;
   logical_size_ = size;
   dirty_ = true;
-  // Bytes above the new size read as zeros if the file grows again: drop them
-  // from the overlay, and cut the in-place region (never below the protected
-  // end, which the committed state may still need).
-  overlay_.truncate(size);
+  if (size > old_size) return Status::ok();
+  // Shrinking: the cut bytes must read as zeros if the file grows again, as
+  // after ftruncate.  Below the protected end the file still holds bytes the
+  // committed state needs, so the zeroing is journaled (a ZERO record);
+  // above it, the file is cut for real.
+  uint64_t floor = protected_end();
+  if (size < floor) {
+    uint64_t zero_end = std::min(old_size, floor);
+    if (size < zero_end) {
+      if (!writer_->in_transaction()) {
+        if (Status s = writer_->begin(); !s) return fail(s);
+      }
+      if (Status s = writer_->append_zero(size, zero_end - size); !s) return fail(s);
+      overlay_.insert(size, zero_end - size, ExtentMap::kZeroSource);
+      journal_high_water_ = std::max(journal_high_water_, zero_end);
+    }
+  }
   auto physical = base_->size();
   if (!physical) return fail(physical.status());
   uint64_t cut = std::max(size, protected_end());
@@ -299,6 +333,11 @@ Status JournaledFile::set_size(uint64_t size) {
     if (Status s = base_->truncate(cut); !s) return fail(s);
   }
   return Status::ok();
+}
+
+Status JournaledFile::busy_error() const {
+  return Status(Code::kBusy, base_->path() + " is open for writing through h5journal by another handle or process (" +
+                                 opts_.journal_path + " is locked)");
 }
 
 // --- commit, checkpoint, close -----------------------------------------------

@@ -56,7 +56,7 @@ enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExcl
 // What open found, for messages and tests.
 struct OpenReport {
   bool journal_found = false;
-  bool recovered = false;       // committed work was replayed (or overlaid)
+  bool recovered = false;       // a journal was found and recovered (replayed or overlaid)
   uint64_t replayed_txns = 0;
   uint64_t discarded_records = 0;
   bool passive = false;         // another handle owns the journal
@@ -95,14 +95,18 @@ class JournaledFile : private RecoveredImage {
 
   Status open_for_read();
   Status open_for_write(bool truncated);
+  Status start_writing(bool truncated);
+  // kMissing if the file is bound to a journal that does not exist.
+  Status check_not_missing();
   // Reads, validates and binds an existing journal; fills plan_.
-  Status load_journal(bool writable);
+  Status load_journal();
   Status check_binding(const JournalHeader& h);
   Status replay_into_base();
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   Status checkpoint();
   Status write_overlay_to_base();
   Status fail(Status s);  // enters fail-stop and returns s
+  Status busy_error() const;
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   Status read_journal(uint64_t offset, std::span<std::byte> out);
   Status set_binding(bool present);

@@ -69,14 +69,18 @@ Status PosixFile::try_lock(LockMode mode) {
   // flock locks belong to the open file description, so a second open of the
   // same file in this process conflicts too: that is what keeps HDF5's
   // tentative second open from replaying a journal that is in use.
+  if (!lock_fd_.valid()) {
+    lock_fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!lock_fd_.valid()) return error(errno, "open for locking");
+  }
   int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-  if (::flock(fd_.get(), op) == 0) return Status::ok();
+  if (::flock(lock_fd_.get(), op) == 0) return Status::ok();
   if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle");
   return error(errno, "lock");
 }
 
 Status PosixFile::unlock() {
-  if (::flock(fd_.get(), LOCK_UN) != 0) return error(errno, "unlock");
+  lock_fd_.reset();  // closing the descriptor drops its lock
   return Status::ok();
 }
 

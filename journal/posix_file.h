@@ -35,6 +35,10 @@ class PosixFile : public File {
  private:
   std::string path_;
   UniqueFd fd_;
+  // The lock lives on a descriptor of its own that io_uring never holds: a
+  // killed process's ring may keep fd_'s open file description alive for a
+  // while after death, and a lock on it would outlive the process.
+  UniqueFd lock_fd_;
   uint64_t next_ticket_ = 1;
 };
 

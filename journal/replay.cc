@@ -10,7 +10,9 @@ Result<ReplayPlan> plan_replay(JournalReader& reader) {
   ReplayPlan plan;
   plan.logical_size = reader.header().base_size;
   auto summary = scan_committed(reader, [&](const CommittedTxn& t) {
-    for (const Record& w : t.writes) plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
+    for (const Record& w : t.writes)
+      plan.overlay.insert(w.write.address, w.write.length,
+                          w.header.type == RecordType::kZero ? ExtentMap::kZeroSource : w.data_offset);
     plan.logical_size = t.logical_size;
     return Status::ok();
   });
@@ -40,10 +42,11 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Jour
       if (!status.is_ok()) return;
       if (run_len == 0) run_addr = addr;
       size_t n = std::min<uint64_t>(left, kRun - run_len);
-      status = source(src, std::span(run.data() + run_len, n));
+      if (src == ExtentMap::kZeroSource) std::fill_n(run.data() + run_len, n, std::byte(0));
+      else status = source(src, std::span(run.data() + run_len, n));
       run_len += n;
       addr += n;
-      src += n;
+      src = ExtentMap::source_at(src, n);
       left -= n;
     }
   });

@@ -1,0 +1,199 @@
+// Kills a writer at random moments and checks that the file comes back with
+// exactly the committed timesteps.
+//
+// The writer (examples/timestep_sim write) reports each step number on a pipe
+// after its H5Fflush returns, i.e. after the commit is durable.  After each
+// SIGKILL the parent knows the last acknowledged step a; the writer may have
+// committed a+1 without reporting it.  The file must then hold exactly steps
+// 0..k, intact, for k in {a, a+1}, through the driver read-only (replay in
+// memory, nothing modified), read-write (replay in place, then close), and
+// finally through plain sec2 with no plugin: recovery left a standard file.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string sim;
+  std::string dir = ".";
+  int kills = 50;
+  unsigned seed = 0;
+  bool latest_format = false;
+  std::string io = "auto";
+  std::string driver = "journal";
+  int steps = 400;
+  std::string checkpoint_bytes = "262144";
+  bool expect_damage = false;
+};
+
+pid_t spawn(const std::vector<std::string>& args, const posix_spawn_file_actions_t* actions) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], actions, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
+
+// Runs a command; its output goes to /dev/null unless `show`.
+int run(const std::vector<std::string>& args, bool show = false) {
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = spawn(args, show ? nullptr : &quiet);
+  posix_spawn_file_actions_destroy(&quiet);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<std::string> sim_args(const Options& o, const std::string& cmd, const std::string& file) {
+  std::vector<std::string> a = {o.sim, cmd, file, "--driver", o.driver, "--io", o.io,
+                                "--checkpoint-bytes", o.checkpoint_bytes};
+  if (o.latest_format) a.push_back("--latest-format");
+  return a;
+}
+
+// Starts a writer, kills it after `delay`, returns the last acknowledged step
+// (-1 if none) and whether it finished before the kill.
+std::pair<int, bool> write_and_kill(const Options& o, const std::string& file, Clock::duration delay) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {-2, false};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+  auto args = sim_args(o, "write", file);
+  args.insert(args.end(), {"--steps", std::to_string(o.steps), "--report-fd", "3"});
+  pid_t pid = spawn(args, &actions);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  int last = -1;
+  auto deadline = Clock::now() + delay;
+  bool exited = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, int(left)) <= 0) continue;
+    int step;
+    ssize_t n = read(fds[0], &step, sizeof step);
+    if (n == sizeof step) last = step;
+    if (n == 0) {
+      exited = true;
+      break;
+    }
+  }
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  // Reports written before the kill are still in the pipe.
+  int step;
+  while (read(fds[0], &step, sizeof step) == sizeof step) last = step;
+  close(fds[0]);
+  return {last, exited};
+}
+
+int verify(const Options& o, const std::string& file, int lo, int hi, const std::string& driver, bool rw,
+           bool show = false) {
+  Options v = o;
+  v.driver = driver;
+  auto args = sim_args(v, "verify", file);
+  args.insert(args.end(), {"--min-step", std::to_string(lo), "--max-step", std::to_string(hi)});
+  if (rw) args.push_back("--read-write");
+  return run(args, show);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"SIGKILL crash test for the journal driver"};
+  app.add_option("--sim", o.sim, "path to timestep_sim")->required();
+  app.add_option("--dir", o.dir, "scratch directory");
+  app.add_option("--kills", o.kills, "number of kills");
+  app.add_option("--seed", o.seed, "random seed (0: from the clock)");
+  app.add_flag("--latest-format", o.latest_format, "v3 superblock");
+  app.add_option("--io", o.io, "auto | uring | sync");
+  app.add_option("--driver", o.driver, "journal, or sec2 to show what the test catches");
+  app.add_option("--steps", o.steps, "steps per writer run");
+  app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");
+  app.add_flag("--expect-damage", o.expect_damage, "succeed only if some kill left a damaged file (sec2)");
+  CLI11_PARSE(app, argc, argv);
+  if (o.seed == 0) o.seed = unsigned(Clock::now().time_since_epoch().count());
+  std::mt19937 rng(o.seed);
+  std::printf("crash_test seed=%u driver=%s io=%s format=%s kills=%d\n", o.seed, o.driver.c_str(), o.io.c_str(),
+              o.latest_format ? "v3" : "v0", o.kills);
+  std::string file = o.dir + "/crash_" + std::to_string(getpid()) + ".h5";
+
+  // Calibrate: how long does an uninterrupted run take?
+  auto t0 = Clock::now();
+  auto [full_last, finished] = write_and_kill(o, file, std::chrono::seconds(600));
+  auto full = Clock::now() - t0;
+  if (!finished || full_last != o.steps - 1) {
+    std::printf("FAIL: calibration run did not finish (last step %d)\n", full_last);
+    return 1;
+  }
+  std::printf("calibration: %d steps in %.0f ms\n", o.steps,
+              std::chrono::duration<double, std::milli>(full).count());
+
+  int damaged = 0, no_commit = 0;
+  std::uniform_real_distribution<double> when(0.0, 1.0);
+  for (int i = 0; i < o.kills; ++i) {
+    auto delay = std::chrono::duration_cast<Clock::duration>(full * when(rng));
+    auto [acked, done] = write_and_kill(o, file, delay);
+    int lo = acked, hi = done ? acked : acked + 1;
+    if (acked < 0 && !done) {
+      // Killed before the first commit: the file may not be an HDF5 file yet.
+      ++no_commit;
+      lo = -1;
+    }
+    // Keep the crash state: a failure is replayed from these copies.
+    std::string kept = o.dir + "/failed-" + std::to_string(o.seed) + "-" + std::to_string(i) + ".h5";
+    run({"/bin/cp", file, kept});
+    run({"/bin/cp", file + ".jnl", kept + ".jnl"});
+    bool ok = true;
+    const char* stage = "";
+    if (verify(o, file, lo, hi, o.driver, false) != 0) ok = false, stage = "read-only open";
+    else if (verify(o, file, lo, hi, o.driver, true) != 0) ok = false, stage = "read-write open";
+    else if (verify(o, file, lo, hi, "sec2", false) != 0) ok = false, stage = "plain HDF5 (sec2) after recovery";
+    if (!ok && acked < 0 && !done) ok = true;  // nothing was committed: no promise to keep
+    if (!ok) {
+      ++damaged;
+      std::printf("kill %d after %.1f ms: acknowledged step %d, check failed at %s\n", i,
+                  std::chrono::duration<double, std::milli>(delay).count(), acked, stage);
+      if (!o.expect_damage) {
+        std::printf("crash state kept as %s (+ .jnl); the verifier says:\n", kept.c_str());
+        std::fflush(stdout);
+        run({"/bin/cp", kept, file});
+        run({"/bin/cp", kept + ".jnl", file + ".jnl"});
+        verify(o, file, lo, hi, o.driver, false, true);
+        std::printf("FAIL: replay with --seed %u\n", o.seed);
+        return 1;
+      }
+    }
+    std::remove(kept.c_str());
+    std::remove((kept + ".jnl").c_str());
+    std::remove(file.c_str());
+    std::remove((file + ".jnl").c_str());
+  }
+  std::printf("%d kills, %d damaged, %d before the first commit\n", o.kills, damaged, no_commit);
+  if (o.expect_damage) return damaged > 0 ? 0 : 1;
+  return damaged == 0 ? 0 : 1;
+}

@@ -1,0 +1,155 @@
+// Record codec and reader: round trips, CRC, torn, garbage and zero-filled tails.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+#include <random>
+
+#include "crc32c.h"
+#include "journal_reader.h"
+#include "journal_writer.h"
+#include "test_util.h"
+
+using namespace h5j;
+using h5j::test::TempDir;
+
+TEST_CASE("crc32c matches the standard check value") {
+  CHECK(crc32c("123456789", 9) == 0xE3069283u);
+  uint32_t part = crc32c("1234", 4);
+  CHECK(crc32c("56789", 5, part) == 0xE3069283u);
+  CHECK(unmask_crc(mask_crc(0x12345678u)) == 0x12345678u);
+  CHECK(mask_crc(crc32c("", 0)) != 0);
+}
+
+TEST_CASE("header round trip and validation") {
+  JournalHeader h;
+  h.generation = 7;
+  h.salt = 0xdeadbeef;
+  h.uuid[3] = 9;
+  h.first_txn = 42;
+  h.base_size = 123456;
+  h.target_name = "run.h5";
+  std::byte slot[kHeaderSlotSize];
+  encode_header(h, slot);
+  auto back = decode_header(slot);
+  REQUIRE(back);
+  CHECK(back->generation == 7);
+  CHECK(back->salt == 0xdeadbeef);
+  CHECK(back->uuid == h.uuid);
+  CHECK(back->first_txn == 42);
+  CHECK(back->base_size == 123456);
+  CHECK(back->target_name == "run.h5");
+
+  slot[100] ^= std::byte(1);
+  auto bad = decode_header(slot);
+  CHECK(!bad);
+  CHECK(bad.status().message().find("checksum") != std::string::npos);
+  std::memcpy(slot, "NOTAJRNL", 8);
+  CHECK(decode_header(slot).status().message().find("magic") != std::string::npos);
+}
+
+namespace {
+
+// Writes `txns` committed transactions of `writes_each` records into a fresh
+// journal and returns its path.
+std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_open_txn = false) {
+  std::string path = dir.path("j.jnl");
+  auto file = open_file(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  REQUIRE(file);
+  JournalHeader h;
+  h.generation = 1;
+  h.salt = 77;
+  h.target_name = "x.h5";
+  auto w = JournalWriter::start(**file, h, RingOptions{2, 4096, true}, true);
+  REQUIRE(w);
+  uint64_t addr = 0;
+  for (int t = 0; t < txns + (leave_open_txn ? 1 : 0); ++t) {
+    REQUIRE((*w)->begin());
+    for (int i = 0; i < writes_each; ++i) {
+      std::vector<std::byte> data(100 + size_t(i) * 37, std::byte(t + 1));
+      REQUIRE((*w)->append_write(addr, 1, data));
+      addr += data.size();
+    }
+    if (t < txns) REQUIRE((*w)->commit(addr));
+  }
+  if (leave_open_txn) REQUIRE((*file)->wait_write(UINT64_MAX));
+  return path;
+}
+
+ScanSummary scan(const std::string& path) {
+  auto file = open_file(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(file);
+  auto r = JournalReader::open(**file);
+  REQUIRE(r);
+  auto s = scan_committed(**r, [](const CommittedTxn&) { return Status::ok(); });
+  REQUIRE(s);
+  return *s;
+}
+
+}  // namespace
+
+TEST_CASE("reader returns every committed transaction and drops the open one") {
+  TempDir dir;
+  std::string path = write_journal(dir, 5, 20, /*leave_open_txn=*/true);
+  ScanSummary s = scan(path);
+  CHECK(s.committed_txns == 5);
+  CHECK(s.last_committed_txn == 5);
+  CHECK(s.discarded_records > 0);
+}
+
+TEST_CASE("torn, zero-filled and garbage tails end the stream at the last commit") {
+  TempDir dir;
+  std::string path = write_journal(dir, 4, 10);
+  ScanSummary whole = scan(path);
+  REQUIRE(whole.committed_txns == 4);
+  uint64_t size = test::file_size(path);
+
+  SUBCASE("every truncation point keeps a prefix of the commits, growing with the cut") {
+    uint64_t prev = 0;
+    for (uint64_t cut = kFirstRecordOffset; cut <= size; cut += 97) {
+      std::string copy = dir.path("cut.jnl");
+      test::copy_file(path, copy, cut);
+      ScanSummary s = scan(copy);
+      CHECK(s.committed_txns >= prev);
+      CHECK(s.committed_txns <= 4);
+      prev = s.committed_txns;
+    }
+    test::copy_file(path, dir.path("cut.jnl"), kFirstRecordOffset + 64);
+    CHECK(scan(dir.path("cut.jnl")).committed_txns == 0);
+  }
+  SUBCASE("zero-filled tail") {
+    test::fill_range(path, size - 200, 200, std::byte(0));  // the last transaction ends the file
+    ScanSummary s = scan(path);
+    CHECK(s.committed_txns == 3);
+  }
+  SUBCASE("garbage in the last transaction") {
+    std::mt19937 rng(1);
+    test::scramble_range(path, size - 300, 64, rng);
+    ScanSummary s = scan(path);
+    CHECK(s.committed_txns == 3);
+    CHECK((s.end == StreamEnd::kBadChecksum || s.end == StreamEnd::kStale || s.end == StreamEnd::kBadRecord ||
+           s.end == StreamEnd::kTorn));
+  }
+  SUBCASE("garbage after the last commit is ignored") {
+    test::append_bytes(path, 5000, std::byte(0xab));
+    CHECK(scan(path).committed_txns == 4);
+  }
+}
+
+TEST_CASE("an empty or zero-header journal reads as never written; a damaged header as corrupt") {
+  TempDir dir;
+  std::string path = dir.path("e.jnl");
+  test::write_file(path, std::vector<std::byte>(8192, std::byte(0)));
+  auto file = open_file(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(file);
+  CHECK(JournalReader::open(**file).status().code() == Code::kMissing);
+
+  // Generation 1 lives in slot 1 (offset 2048); slot 0 was never written.
+  std::string j = write_journal(dir, 1, 1);
+  test::fill_range(j, kHeaderSlotOffset[1] + 10, 4, std::byte(0x55));
+  auto damaged = open_file(j, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(damaged);
+  auto r = JournalReader::open(**damaged);
+  CHECK(r.status().code() == Code::kCorrupt);
+  CHECK(r.status().message().find("checksum") != std::string::npos);
+}

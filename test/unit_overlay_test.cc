@@ -1,0 +1,72 @@
+// The overlay (ExtentMap) against a reference byte array under random
+// overlapping writes, truncations and reads.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "extent_map.h"
+
+using h5j::ExtentMap;
+
+TEST_CASE("overlay agrees with a reference array under random overlapping writes") {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    constexpr uint64_t kSpace = 5000;
+    // The "journal": every write appends its bytes; the overlay maps file
+    // ranges to offsets in it.  0 in the reference means "never written".
+    std::vector<uint8_t> log;
+    std::vector<int> reference(kSpace, -1);
+    ExtentMap map;
+    for (int op = 0; op < 400; ++op) {
+      uint64_t addr = rng() % kSpace;
+      uint64_t len = std::min<uint64_t>(rng() % 300 + 1, kSpace - addr);
+      if (rng() % 20 == 0) {
+        map.truncate(addr);
+        for (uint64_t i = addr; i < kSpace; ++i) reference[i] = -1;
+        continue;
+      }
+      uint64_t src = log.size();
+      // Sometimes continue the previous write exactly, to exercise merging.
+      for (uint64_t i = 0; i < len; ++i) {
+        uint8_t b = uint8_t(rng());
+        log.push_back(b);
+        reference[addr + i] = b;
+      }
+      map.insert(addr, len, src);
+      if (op % 10 == 0) {
+        uint64_t ra = rng() % kSpace, rl = std::min<uint64_t>(rng() % 1000 + 1, kSpace - ra);
+        uint64_t pos = ra;
+        map.for_each_piece(ra, rl, [&](uint64_t a, uint64_t n, std::optional<uint64_t> s) {
+          REQUIRE(a == pos);
+          for (uint64_t i = 0; i < n; ++i) {
+            int want = reference[a + i];
+            if (s) CHECK(int(log[*s + i]) == want);
+            else CHECK(want == -1);
+          }
+          pos += n;
+        });
+        CHECK(pos == ra + rl);
+      }
+    }
+    // Extents are disjoint, sorted, and cover exactly the written bytes.
+    uint64_t last_end = 0, covered = 0;
+    map.for_each([&](const ExtentMap::Extent& e) {
+      CHECK(e.addr >= last_end);
+      last_end = e.addr + e.len;
+      covered += e.len;
+    });
+    uint64_t written = 0;
+    for (int r : reference) written += r >= 0;
+    CHECK(covered == written);
+  }
+}
+
+TEST_CASE("sequential writes with sequential sources merge into one extent") {
+  ExtentMap map;
+  for (uint64_t i = 0; i < 100; ++i) map.insert(i * 10, 10, 1000 + i * 10);
+  CHECK(map.extent_count() == 1);
+  CHECK(map.end() == 1000);
+  map.insert(500, 10, 99999);
+  CHECK(map.extent_count() == 3);
+}

@@ -1,0 +1,243 @@
+// JournaledFile against a model.  Random writes (below and above the
+// protected end), shrinks and regrowths, commits, checkpoints, and crashes
+// (the object dropped without close, which is what a killed process leaves,
+// since the page cache keeps every write).  After every crash the file,
+// reopened read-only and read-write, must equal the model's last commit.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "journaled_file.h"
+#include "test_util.h"
+
+using namespace h5j;
+using h5j::test::TempDir;
+
+namespace {
+
+struct Model {
+  std::vector<std::byte> current, committed;
+};
+
+JournalOptions options(const std::string& journal, IoEngine engine, uint64_t checkpoint) {
+  JournalOptions o;
+  o.journal_path = journal;
+  o.ring = RingOptions{2, 8192, true};
+  o.engine = engine;
+  o.checkpoint_bytes = checkpoint;
+  return o;
+}
+
+std::vector<std::byte> read_all(JournaledFile& f) {
+  std::vector<std::byte> out(f.size());
+  REQUIRE(f.read(0, out));
+  return out;
+}
+
+void random_write(JournaledFile& f, Model& m, std::mt19937& rng) {
+  uint64_t size = m.current.size();
+  uint64_t addr = size == 0 ? 0 : rng() % (size + 2000);
+  uint64_t len = rng() % 3000 + 1;
+  std::vector<std::byte> data(len);
+  for (auto& b : data) b = std::byte(rng());
+  REQUIRE(f.write(addr, data, 0));
+  if (m.current.size() < addr + len) m.current.resize(addr + len, std::byte(0));
+  std::copy(data.begin(), data.end(), m.current.begin() + ptrdiff_t(addr));
+}
+
+void random_resize(JournaledFile& f, Model& m, std::mt19937& rng) {
+  uint64_t size = rng() % (m.current.size() + 4000);
+  REQUIRE(f.set_size(size));
+  m.current.resize(size, std::byte(0));
+  if (size < m.current.size()) m.current.resize(size);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every crash", T, store_test) {
+  IoEngine engine = T::value;
+  for (uint64_t checkpoint : {uint64_t(16) << 10, uint64_t(64) << 20}) {
+    for (uint32_t seed = 1; seed <= 6; ++seed) {
+      CAPTURE(seed);
+      CAPTURE(checkpoint);
+      TempDir dir;
+      std::string path = dir.path("f.h5"), jpath = path + ".jnl";
+      std::mt19937 rng(seed);
+      Model m;
+      auto opts = options(jpath, engine, checkpoint);
+      auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+      REQUIRE(f);
+      for (int round = 0; round < 8; ++round) {
+        int ops = int(rng() % 40) + 1;
+        for (int i = 0; i < ops; ++i) {
+          unsigned what = rng() % 20;
+          if (what < 14) random_write(**f, m, rng);
+          else if (what < 16) random_resize(**f, m, rng);
+          else if (what < 19) {
+            REQUIRE((*f)->commit());
+            m.committed = m.current;
+          } else {
+            CHECK(read_all(**f) == m.current);
+          }
+        }
+        CHECK(read_all(**f) == m.current);
+        // Crash: drop the handle without closing.
+        f = Status(Code::kIoError, "crashed");
+        auto ro = JournaledFile::open(path, Access::kReadOnly, opts);
+        REQUIRE(ro);
+        CHECK(read_all(**ro) == m.committed);
+        ro = Status(Code::kIoError, "closed");
+        CHECK(test::read_file(path).size() >= 0);
+        f = JournaledFile::open(path, Access::kReadWrite, opts);
+        REQUIRE(f);
+        CHECK((*f)->report().journal_found);
+        CHECK(read_all(**f) == m.committed);
+        m.current = m.committed;
+      }
+      REQUIRE((*f)->close());
+      CHECK(!file_exists(jpath));
+      CHECK(test::read_file(path) == m.committed);
+    }
+  }
+}
+
+struct UringEngine {
+  static constexpr IoEngine value = IoEngine::kUring;
+};
+struct SyncEngine {
+  static constexpr IoEngine value = IoEngine::kSync;
+};
+TEST_CASE_TEMPLATE_INVOKE(store_test, UringEngine, SyncEngine);
+
+TEST_CASE("an uncommitted tail is discarded and the file is restored to its committed size") {
+  TempDir dir;
+  std::string path = dir.path("t.h5");
+  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  std::vector<std::byte> a(10000, std::byte(1)), b(10000, std::byte(2));
+  REQUIRE((*f)->write(0, a, 0));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->write(0, b, 0));       // below the committed size: journaled
+  REQUIRE((*f)->write(10000, b, 0));   // above: in place
+  CHECK(test::file_size(path) == 20000);
+  f = Status(Code::kIoError, "crashed");
+  // The committed bytes were never touched in place.
+  CHECK(test::read_file(path)[0] == std::byte(1));
+  auto r = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(r);
+  CHECK((*r)->size() == 10000);
+  CHECK(test::file_size(path) == 10000);
+  REQUIRE((*r)->close());
+  CHECK(test::read_file(path) == a);
+}
+
+TEST_CASE("recovery=refuse names h5recover and changes nothing") {
+  TempDir dir;
+  std::string path = dir.path("r.h5");
+  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(3)), 0));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write(0, std::vector<std::byte>(100, std::byte(4)), 0));
+    REQUIRE((*f)->commit());
+  }
+  auto before = test::read_file(path);
+  auto jbefore = test::read_file(path + ".jnl");
+  opts.recover_on_open = false;
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(!f);
+  CHECK(f.status().code() == Code::kNeedsRecovery);
+  CHECK(f.status().message().find("h5recover") != std::string::npos);
+  CHECK(test::read_file(path) == before);
+  CHECK(test::read_file(path + ".jnl") == jbefore);
+}
+
+TEST_CASE("a journal of another file, an older journal, and a missing journal are reported") {
+  TempDir dir;
+  std::string a = dir.path("a.h5"), b = dir.path("b.h5");
+  auto oa = options(a + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto ob = options(b + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto crash_with_commit = [](const std::string& path, const JournalOptions& o) {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7)), 0));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(8)), 0));
+    REQUIRE((*f)->commit());
+  };
+  crash_with_commit(a, oa);
+  crash_with_commit(b, ob);
+  bool xattrs = [&] {
+    auto f = open_file(a, OpenMode::kReadOnly, IoEngine::kSync);
+    auto v = (*f)->get_xattr(kBindingXattr);
+    return v && v->has_value();
+  }();
+
+  SUBCASE("foreign") {
+    // b's journal beside a.
+    test::write_file(a + ".jnl", test::read_file(b + ".jnl"));
+    auto before = test::read_file(a);
+    auto f = JournaledFile::open(a, Access::kReadWrite, oa);
+    REQUIRE(!f);
+    CHECK(f.status().code() == Code::kForeign);
+    CHECK(f.status().message().find("another file") != std::string::npos);
+    CHECK(test::read_file(a) == before);
+  }
+  SUBCASE("missing") {
+    if (!xattrs) return;  // without xattrs the driver's superblock check covers this (see vfd tests)
+    remove_file(a + ".jnl");
+    auto f = JournaledFile::open(a, Access::kReadWrite, oa);
+    REQUIRE(!f);
+    CHECK(f.status().code() == Code::kMissing);
+    CHECK(f.status().message().find("missing") != std::string::npos);
+    auto r = JournaledFile::open(a, Access::kReadOnly, oa);
+    CHECK(r.status().code() == Code::kMissing);
+  }
+  SUBCASE("older generation") {
+    if (!xattrs) return;
+    auto old_journal = test::read_file(a + ".jnl");
+    {
+      // Recover (generation 2 starts), commit and crash again.
+      auto f = JournaledFile::open(a, Access::kReadWrite, oa);
+      REQUIRE(f);
+      REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(9)), 0));
+      REQUIRE((*f)->commit());
+    }
+    test::write_file(a + ".jnl", old_journal);
+    auto f = JournaledFile::open(a, Access::kReadWrite, oa);
+    REQUIRE(!f);
+    CHECK(f.status().code() == Code::kForeign);
+    CHECK(f.status().message().find("older") != std::string::npos);
+  }
+}
+
+TEST_CASE("shrinking then growing reads zeros, live and after recovery") {
+  TempDir dir;
+  std::string path = dir.path("z.h5");
+  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(8000, std::byte(5)), 0));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->set_size(1000));
+  REQUIRE((*f)->write(7000, std::vector<std::byte>(10, std::byte(6)), 0));
+  std::vector<std::byte> mid(100);
+  REQUIRE((*f)->read(3000, mid));
+  CHECK(mid == std::vector<std::byte>(100, std::byte(0)));
+  REQUIRE((*f)->commit());
+  f = Status(Code::kIoError, "crashed");
+  auto r = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(r);
+  REQUIRE((*r)->read(3000, mid));
+  CHECK(mid == std::vector<std::byte>(100, std::byte(0)));
+  REQUIRE((*r)->close());
+  auto bytes = test::read_file(path);
+  REQUIRE(bytes.size() == 7010);
+  CHECK(bytes[999] == std::byte(5));
+  CHECK(bytes[1000] == std::byte(0));
+  CHECK(bytes[7005] == std::byte(6));
+}
