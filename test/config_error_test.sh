@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A bad HDF5_DRIVER_CONFIG makes the open fail with an HDF5 error that names
+# the key or value; this also proves HDF5_DRIVER=journal reaches the driver.
+set -uo pipefail
+features=$1 plugin_dir=$2 work=$3
+mkdir -p "$work" && cd "$work"
+export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
+status=0
+expect_failure() {  # config, text the error must contain
+  local out
+  out=$(HDF5_DRIVER_CONFIG="$1" "$features" cfg.h5 --fapl default 2>&1) && { echo "FAIL: '$1' was accepted"; status=1; return; }
+  if grep -qF -- "$2" <<<"$out"; then echo "ok: '$1' -> $2"; else echo "FAIL: '$1' error lacks '$2':"; echo "$out" | tail -5; status=1; fi
+}
+expect_failure "ring_bufers=3" 'unknown key "ring_bufers"'
+expect_failure "ring_buffers=1" "ring_buffers must be from 2 to 1024"
+expect_failure "io_engine=fast" 'bad value "fast" for io_engine'
+expect_failure "buffer_size=12Q" 'bad value "12Q" for buffer_size'
+expect_failure "durable" '"durable" has no value'
+# And a good configuration works.
+HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
+  "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }
+exit $status

@@ -1,0 +1,195 @@
+// Exercises the HDF5 features a user expects from any driver: groups,
+// attributes, contiguous, chunked, compact and compressed datasets,
+// variable-length data, extend and shrink, reopen, read-only open, and
+// H5Fdelete.  The driver comes from --fapl (journal | sec2 | default, where
+// default leaves HDF5_DRIVER in charge).  Run through each driver, the
+// resulting files must dump identically.
+#include <hdf5.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "h5journal.h"
+
+namespace {
+
+#define CHECK_H5(x)                                                         \
+  do {                                                                     \
+    if ((x) < 0) {                                                         \
+      std::fprintf(stderr, "features: %s failed at line %d\n", #x, __LINE__); \
+      std::exit(1);                                                        \
+    }                                                                      \
+  } while (0)
+
+hid_t fapl_for(const std::string& which, bool latest) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (latest) CHECK_H5(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+  if (which == "sec2") CHECK_H5(H5Pset_fapl_sec2(fapl));
+  if (which == "journal") CHECK_H5(H5Pset_fapl_journal(fapl, nullptr));
+  return fapl;
+}
+
+void write_ints(hid_t loc, const char* name, hid_t dcpl, std::vector<hsize_t> dims, std::vector<hsize_t> maxdims,
+                int base) {
+  hid_t space = H5Screate_simple(int(dims.size()), dims.data(), maxdims.empty() ? nullptr : maxdims.data());
+  hid_t ds = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CHECK_H5(ds);
+  hsize_t n = 1;
+  for (auto d : dims) n *= d;
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), base);
+  CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  CHECK_H5(H5Dclose(ds));
+  CHECK_H5(H5Sclose(space));
+}
+
+void create(const std::string& file, hid_t fapl) {
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  CHECK_H5(f);
+  hid_t g = H5Gcreate2(f, "group", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t sub = H5Gcreate2(g, "nested", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  // Attributes: scalar, array, VL string.
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  double pi = 3.14159;
+  hid_t a = H5Acreate2(g, "pi", H5T_IEEE_F64LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK_H5(H5Awrite(a, H5T_NATIVE_DOUBLE, &pi));
+  H5Aclose(a);
+  hid_t str = H5Tcopy(H5T_C_S1);
+  H5Tset_size(str, H5T_VARIABLE);
+  const char* text = "a variable-length string attribute";
+  a = H5Acreate2(sub, "note", str, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK_H5(H5Awrite(a, str, &text));
+  H5Aclose(a);
+  // Contiguous, chunked, compressed, compact.
+  write_ints(f, "contiguous", H5P_DEFAULT, {200, 50}, {}, 0);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {16, 16};
+  H5Pset_chunk(dcpl, 2, chunk);
+  write_ints(g, "chunked", dcpl, {100, 40}, {H5S_UNLIMITED, H5S_UNLIMITED}, 1000);
+  H5Pset_deflate(dcpl, 6);
+  H5Pset_shuffle(dcpl);
+  write_ints(g, "compressed", dcpl, {100, 40}, {}, 5000);
+  H5Pclose(dcpl);
+  dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_layout(dcpl, H5D_COMPACT);
+  write_ints(sub, "compact", dcpl, {20}, {}, 7);
+  H5Pclose(dcpl);
+  // Variable-length sequences.
+  hid_t vlt = H5Tvlen_create(H5T_NATIVE_INT);
+  hsize_t n = 10;
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  std::vector<std::vector<int>> rows(n);
+  std::vector<hvl_t> vl(n);
+  for (hsize_t i = 0; i < n; ++i) {
+    rows[i].resize(i + 1, int(i));
+    vl[i] = hvl_t{rows[i].size(), rows[i].data()};
+  }
+  hid_t ds = H5Dcreate2(f, "vlen", vlt, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK_H5(H5Dwrite(ds, vlt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl.data()));
+  H5Dclose(ds);
+  // VL strings dataset.
+  const char* words[3] = {"alpha", "beta", "gamma delta"};
+  hsize_t three = 3;
+  hid_t s3 = H5Screate_simple(1, &three, nullptr);
+  ds = H5Dcreate2(f, "strings", str, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  CHECK_H5(H5Dwrite(ds, str, H5S_ALL, H5S_ALL, H5P_DEFAULT, words));
+  H5Dclose(ds);
+  H5Sclose(s3);
+  H5Sclose(space);
+  H5Tclose(vlt);
+  H5Tclose(str);
+  H5Sclose(scalar);
+  H5Gclose(sub);
+  H5Gclose(g);
+  CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+  // A group that is created and removed again: freed space.
+  hid_t tmp = H5Gcreate2(f, "temporary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  write_ints(tmp, "scratch", H5P_DEFAULT, {1000}, {}, 0);
+  H5Gclose(tmp);
+  CHECK_H5(H5Ldelete(f, "temporary", H5P_DEFAULT));
+  CHECK_H5(H5Fclose(f));
+}
+
+void modify(const std::string& file, hid_t fapl) {
+  // Reopen read-write: extend one dataset, shrink another, overwrite part of a third.
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+  CHECK_H5(f);
+  hid_t ds = H5Dopen2(f, "group/chunked", H5P_DEFAULT);
+  hsize_t grown[2] = {150, 48};
+  CHECK_H5(H5Dset_extent(ds, grown));
+  hid_t fs = H5Dget_space(ds);
+  hsize_t start[2] = {100, 0}, count[2] = {50, 48};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(2, count, nullptr);
+  std::vector<int> v(50 * 48, 42);
+  CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, v.data()));
+  H5Sclose(ms);
+  H5Sclose(fs);
+  hsize_t shrunk[2] = {120, 20};
+  CHECK_H5(H5Dset_extent(ds, shrunk));
+  H5Dclose(ds);
+  ds = H5Dopen2(f, "contiguous", H5P_DEFAULT);
+  fs = H5Dget_space(ds);
+  hsize_t s2[2] = {10, 10}, c2[2] = {5, 5};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, s2, nullptr, c2, nullptr);
+  ms = H5Screate_simple(2, c2, nullptr);
+  std::vector<int> w(25, -1);
+  CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, w.data()));
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+  CHECK_H5(H5Fclose(f));
+  // Read-only open reads back what was written.
+  f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
+  CHECK_H5(f);
+  ds = H5Dopen2(f, "group/compressed", H5P_DEFAULT);
+  std::vector<int> r(100 * 40);
+  CHECK_H5(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.data()));
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i] != int(5000 + i)) {
+      std::fprintf(stderr, "features: compressed data wrong at %zu\n", i);
+      std::exit(1);
+    }
+  H5Dclose(ds);
+  // Opening the same file twice in one process (HDF5's tentative open path).
+  hid_t again = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
+  CHECK_H5(again);
+  CHECK_H5(H5Fclose(again));
+  CHECK_H5(H5Fclose(f));
+}
+
+void delete_check(const std::string& file, hid_t fapl) {
+  std::string victim = file + ".delete-me";
+  hid_t f = H5Fcreate(victim.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  CHECK_H5(f);
+  CHECK_H5(H5Fclose(f));
+  CHECK_H5(H5Fdelete(victim.c_str(), fapl));
+  if (H5Fis_accessible(victim.c_str(), fapl) > 0) {
+    std::fprintf(stderr, "features: H5Fdelete left the file\n");
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string file, fapl_kind = "default";
+  bool latest = false;
+  CLI::App app{"Writes a file using many HDF5 features through a chosen driver."};
+  app.add_option("file", file)->required();
+  app.add_option("--fapl", fapl_kind, "journal | sec2 | default (HDF5_DRIVER)")
+      ->check(CLI::IsMember({"journal", "sec2", "default"}));
+  app.add_flag("--latest-format", latest, "v3 superblock");
+  CLI11_PARSE(app, argc, argv);
+  hid_t fapl = fapl_for(fapl_kind, latest);
+  create(file, fapl);
+  modify(file, fapl);
+  H5E_BEGIN_TRY { delete_check(file, fapl); }
+  H5E_END_TRY
+  H5Pclose(fapl);
+  std::printf("features: %s written\n", file.c_str());
+  return 0;
+}
