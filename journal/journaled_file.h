@@ -49,6 +49,9 @@ struct JournalOptions {
   uint64_t checkpoint_bytes = uint64_t(64) << 20;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   std::function<Status(RecoveredImage&)> after_replay;
+  // How files are opened: open_file unless a test puts a fault-injecting or
+  // recording engine behind the seam.
+  std::function<Result<std::unique_ptr<File>>(const std::string&, OpenMode, IoEngine)> opener;
 };
 
 enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
@@ -107,6 +110,7 @@ class JournaledFile : private RecoveredImage {
   Status write_overlay_to_base();
   Status fail(Status s);  // enters fail-stop and returns s
   Status busy_error() const;
+  Result<std::unique_ptr<File>> open_with(const std::string& path, OpenMode mode, IoEngine engine) const;
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   Status read_journal(uint64_t offset, std::span<std::byte> out);
   Status set_binding(bool present);

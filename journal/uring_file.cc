@@ -21,10 +21,16 @@ Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd 
 }
 
 UringFile::~UringFile() {
-  // Buffers must not be freed while the kernel may still write from them.
-  while (!pending_.empty() && reap_one().is_ok()) {
-  }
+  // Buffers must not be freed while the kernel may still write from them:
+  // reap every SQE still in the kernel, whatever its outcome.
+  while (any_in_kernel()) (void)reap_one();
   if (ring_ready_) io_uring_queue_exit(&ring_);
+}
+
+bool UringFile::any_in_kernel() const {
+  for (const auto& p : pending_)
+    if (p.in_kernel) return true;
+  return false;
 }
 
 Status UringFile::queue_write(Pending& p) {
@@ -37,8 +43,13 @@ Status UringFile::queue_write(Pending& p) {
   unsigned len = unsigned(std::min<size_t>(p.rest.size(), 1u << 30));
   io_uring_prep_write(sqe, fd(), p.rest.data(), len, p.offset);
   io_uring_sqe_set_data64(sqe, p.ticket);
+  p.in_kernel = true;
   int rc = io_uring_submit(&ring_);
-  if (rc < 0) return error(-rc, "io_uring submit write to");
+  if (rc < 0) {
+    p.in_kernel = false;
+    p.done = true;
+    return sticky_ = error(-rc, "io_uring submit write to");
+  }
   return Status::ok();
 }
 
@@ -62,27 +73,37 @@ Status UringFile::reap_one() {
   int res = cqe->res;
   io_uring_cqe_seen(&ring_, cqe);
 
+  Status status;
   for (auto& p : pending_) {
-    if (p.ticket != ticket || p.done) continue;
-    if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
-      if (++p.retries > kMaxRetries) return sticky_ = error(-res, "write (retries exhausted)");
-      return queue_write(p);
+    if (p.ticket != ticket || !p.in_kernel) continue;
+    p.in_kernel = false;
+    if (!sticky_.is_ok()) {
+      p.done = true;  // an earlier write failed: nothing more is continued
+    } else if (res == -EAGAIN || res == -EINTR || res == -ECANCELED) {
+      if (++p.retries > kMaxRetries) status = sticky_ = error(-res, "write (retries exhausted)");
+      else status = queue_write(p);
+    } else if (res < 0) {
+      status = sticky_ = error(-res, "write");
+    } else if (res == 0) {
+      status = sticky_ = error(EIO, "write (no progress)");
+    } else {
+      p.offset += uint64_t(res);
+      p.rest = p.rest.subspan(size_t(res));
+      if (!p.rest.empty()) status = queue_write(p);  // short write: continue
+      else p.done = true;
     }
-    if (res < 0) return sticky_ = error(-res, "write");
-    if (res == 0) return sticky_ = error(EIO, "write (no progress)");
-    p.offset += uint64_t(res);
-    p.rest = p.rest.subspan(size_t(res));
-    if (!p.rest.empty()) return queue_write(p);  // short write: continue
-    p.done = true;
+    if (!status.is_ok()) p.done = true;
     break;
   }
-  while (!pending_.empty() && pending_.front().done) pending_.pop_front();
-  return Status::ok();
+  while (!pending_.empty() && pending_.front().done && !pending_.front().in_kernel) pending_.pop_front();
+  return status;
 }
 
 Status UringFile::wait_write(uint64_t ticket) {
-  while (sticky_.is_ok() && !pending_.empty() && pending_.front().ticket <= ticket)
+  while (sticky_.is_ok() && !pending_.empty() && pending_.front().ticket <= ticket) {
+    if (!pending_.front().in_kernel) break;  // cannot happen while sticky_ is ok; never wait on nothing
     H5J_RETURN_IF_ERROR(reap_one());
+  }
   return sticky_;
 }
 

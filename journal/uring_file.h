@@ -33,12 +33,14 @@ class UringFile : public PosixFile {
     uint64_t offset;
     std::span<const std::byte> rest;
     int retries = 0;
-    bool done = false;
+    bool done = false;       // finished, or failed (then sticky_ says why)
+    bool in_kernel = false;  // an SQE for it is submitted and its CQE not yet reaped
   };
 
   UringFile(std::string path, UniqueFd fd) : PosixFile(std::move(path), std::move(fd)) {}
   Status queue_write(Pending& p);
   Status reap_one();
+  bool any_in_kernel() const;
   Status submit_and_wait_fsync();
 
   static constexpr unsigned kQueueDepth = 64;

@@ -1,0 +1,68 @@
+// A File that fails chosen operations: the N-th write (write_at or
+// submit_write, counted across every FaultFile sharing the same Plan) or the
+// N-th sync fails with a given errno.  Everything else is delegated.
+#pragma once
+
+#include <memory>
+
+#include "file.h"
+
+namespace h5j::test {
+
+struct FaultPlan {
+  int fail_write_at = 0;  // 1-based; 0: never
+  int fail_sync_at = 0;
+  int err = EIO;
+  int writes = 0, syncs = 0;
+  bool injected = false;
+  bool write_fails() {
+    if (++writes != fail_write_at) return false;
+    return injected = true;
+  }
+  bool sync_fails() {
+    if (++syncs != fail_sync_at) return false;
+    return injected = true;
+  }
+};
+
+class FaultFile : public File {
+ public:
+  FaultFile(std::unique_ptr<File> inner, std::shared_ptr<FaultPlan> plan) : in_(std::move(inner)), plan_(plan) {}
+  const std::string& path() const override { return in_->path(); }
+  Result<size_t> read_at(uint64_t o, std::span<std::byte> out) override { return in_->read_at(o, out); }
+  Status write_at(uint64_t o, std::span<const std::byte> d) override {
+    if (plan_->write_fails()) return Status::from_errno(plan_->err, "write " + path());
+    return in_->write_at(o, d);
+  }
+  Status sync_data() override {
+    if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fdatasync " + path());
+    return in_->sync_data();
+  }
+  Status truncate(uint64_t s) override { return in_->truncate(s); }
+  Result<uint64_t> size() override { return in_->size(); }
+  Status try_lock(LockMode m) override { return in_->try_lock(m); }
+  Status unlock() override { return in_->unlock(); }
+  Result<std::optional<std::string>> get_xattr(const std::string& n) override { return in_->get_xattr(n); }
+  Result<bool> set_xattr(const std::string& n, const std::string& v) override { return in_->set_xattr(n, v); }
+  Status remove_xattr(const std::string& n) override { return in_->remove_xattr(n); }
+  Status sync_all() override {
+    if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fsync " + path());
+    return in_->sync_all();
+  }
+  Result<uint64_t> submit_write(uint64_t o, std::span<const std::byte> d) override {
+    if (plan_->write_fails()) return Status::from_errno(plan_->err, "write " + path());
+    return in_->submit_write(o, d);
+  }
+  Status wait_write(uint64_t t) override { return in_->wait_write(t); }
+  Status sync_after_writes() override {
+    if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fdatasync " + path());
+    return in_->sync_after_writes();
+  }
+  const char* engine_name() const override { return in_->engine_name(); }
+
+ private:
+  std::unique_ptr<File> in_;
+  std::shared_ptr<FaultPlan> plan_;
+};
+
+}  // namespace h5j::test

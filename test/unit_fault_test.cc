@@ -1,0 +1,129 @@
+// Errors are values and fail-stop: sweep the N-th write and the N-th sync to
+// failure (ENOSPC, EIO) over a small workload, and check that the error names
+// the problem, that nothing is accepted afterwards, and that every
+// acknowledged commit survives reopening.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "fault_file.h"
+#include "journaled_file.h"
+#include "test_util.h"
+
+using namespace h5j;
+using h5j::test::FaultFile;
+using h5j::test::FaultPlan;
+using h5j::test::TempDir;
+
+namespace {
+
+JournalOptions faulty(const std::string& journal, std::shared_ptr<FaultPlan> plan) {
+  JournalOptions o;
+  o.journal_path = journal;
+  o.ring = RingOptions{2, 4096, true};
+  o.checkpoint_bytes = 20000;  // checkpoints inside the sweep too
+  o.opener = [plan](const std::string& p, OpenMode m, IoEngine e) -> Result<std::unique_ptr<File>> {
+    auto f = open_file(p, m, e);
+    if (!f) return f.status();
+    return std::unique_ptr<File>(new FaultFile(std::move(*f), plan));
+  };
+  return o;
+}
+
+std::vector<std::byte> read_all(JournaledFile& f) {
+  std::vector<std::byte> out(f.size());
+  REQUIRE(f.read(0, out));
+  return out;
+}
+
+// Runs the workload until the first error.  Returns the number of fault
+// points it passed (writes or syncs), and the model's acknowledged states.
+struct Outcome {
+  std::vector<std::byte> acked;     // state at the last acknowledged commit
+  std::vector<std::byte> attempted; // state the failed commit tried to make durable
+  bool failed = false;
+  std::string error;
+};
+
+Outcome workload(const std::string& path, const JournalOptions& o) {
+  Outcome out;
+  std::vector<std::byte> current;
+  std::mt19937 rng(3);
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
+  if (!f) {
+    out.failed = true;
+    out.error = f.status().message();
+    return out;
+  }
+  out.attempted = out.acked;
+  for (int step = 0; step < 12; ++step) {
+    for (int i = 0; i < 6; ++i) {
+      uint64_t addr = current.empty() ? 0 : rng() % (current.size() + 3000);
+      std::vector<std::byte> data(rng() % 3000 + 1, std::byte(step * 7 + i + 1));
+      Status s = (*f)->write(addr, data, 0);
+      if (!s) {
+        out.failed = true;
+        out.error = s.message();
+        CHECK(!(*f)->commit());  // fail-stop: the transaction is poisoned
+        CHECK(!(*f)->write(0, data, 0));
+        return out;
+      }
+      if (current.size() < addr + data.size()) current.resize(addr + data.size());
+      std::copy(data.begin(), data.end(), current.begin() + ptrdiff_t(addr));
+    }
+    out.attempted = current;
+    Status s = (*f)->commit();
+    if (!s) {
+      out.failed = true;
+      out.error = s.message();
+      CHECK(!(*f)->commit());
+      CHECK(!(*f)->write(0, std::vector<std::byte>(1), 0));
+      return out;
+    }
+    out.acked = current;
+  }
+  Status s = (*f)->close();
+  if (!s) {
+    out.failed = true;
+    out.error = s.message();
+  }
+  out.attempted = out.acked;
+  return out;
+}
+
+void sweep(bool syncs, int err) {
+  int injected_runs = 0;
+  for (int n = 1; n < 400; ++n) {
+    CAPTURE(n);
+    TempDir dir;
+    std::string path = dir.path("f.h5");
+    auto plan = std::make_shared<FaultPlan>();
+    (syncs ? plan->fail_sync_at : plan->fail_write_at) = n;
+    plan->err = err;
+    Outcome out = workload(path, faulty(path + ".jnl", plan));
+    if (!plan->injected) {
+      CHECK(!out.failed);
+      break;  // the workload completed with no fault left to inject
+    }
+    ++injected_runs;
+    REQUIRE(out.failed);
+    CHECK(out.error.find(err == ENOSPC ? "No space left" : "Input/output error") != std::string::npos);
+    CHECK(out.error.find("f.h5") != std::string::npos);
+    // Reopen without faults: the last acknowledged commit, or the one whose
+    // acknowledgement failed (its bytes may have reached the disk).
+    JournalOptions clean = faulty(path + ".jnl", std::make_shared<FaultPlan>());
+    auto f = JournaledFile::open(path, Access::kReadOnly, clean);
+    if (!f && f.status().code() == Code::kMissing) continue;  // failed before anything existed
+    REQUIRE(f);
+    auto got = read_all(**f);
+    bool ok = got == out.acked || got == out.attempted;
+    CHECK(ok);
+  }
+  CHECK(injected_runs > 10);
+}
+
+}  // namespace
+
+TEST_CASE("fault sweep: the N-th write fails with ENOSPC") { sweep(false, ENOSPC); }
+TEST_CASE("fault sweep: the N-th write fails with EIO") { sweep(false, EIO); }
+TEST_CASE("fault sweep: the N-th sync fails (fail-stop, never retried)") { sweep(true, EIO); }
