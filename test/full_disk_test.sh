@@ -10,7 +10,7 @@ if [[ "${INSIDE_NS:-}" != 1 ]]; then
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
 fi
 dir=$(mktemp -d) logs=$(mktemp -d)  # logs outside the full filesystem
-trap 'umount "$dir"; rm -rf "$dir" "$logs"' EXIT
+trap 'cd /; umount "$dir"; rm -rf "$dir" "$logs"' EXIT
 mount -t tmpfs -o size=4m tmpfs "$dir" || { echo "FAIL: cannot mount a tmpfs in a private namespace"; exit 1; }
 cd "$dir"
 timeout 120 "$sim" write full.h5 --steps 400 --elems 16384 --io "$io" --report-fd 3 3> "$logs/acked.bin" 2> "$logs/err.txt"

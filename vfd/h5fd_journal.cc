@@ -83,7 +83,11 @@ Status check_unjournaled_file_is_clean(const std::string& name, const std::strin
 }
 
 Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
-  const void* info = H5Pget_driver_info(fapl);
+  // Set by H5Pset_fapl_journal; absent (and an error HDF5 would print) when
+  // the driver was chosen by name, with a configuration string instead.
+  const void* info = nullptr;
+  H5E_BEGIN_TRY { info = H5Pget_driver_info(fapl); }
+  H5E_END_TRY
   if (info != nullptr) {
     H5FD_journal_fapl_t c;
     std::memcpy(&c, info, sizeof c);

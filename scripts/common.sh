@@ -1,0 +1,51 @@
+# Shared by setup.sh and test.sh: install what is missing, build HDF5 1.14
+# (cached outside the checkout), configure and build h5journal.
+# Sourced, not run.  Sets HDF5_PREFIX and BUILD_DIR.
+
+ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT_DIR/build}
+JOBS=${JOBS:-$(nproc)}
+
+PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux strace
+          libmpich-dev mpich liburing-dev libssl-dev libisal-dev
+          doctest-dev libcli11-dev zlib1g-dev)
+
+say() { echo "==> $*"; }
+
+as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    say "installing ${missing[*]}"
+    as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+}
+
+build_hdf5() {
+  if [[ -n "${HDF5_ROOT:-}" && -f "$HDF5_ROOT/cmake/hdf5-config.cmake" ]]; then
+    HDF5_PREFIX=$HDF5_ROOT
+  else
+    say "HDF5 1.14 (built once from Debian's source package, then cached)"
+    HDF5_PREFIX=$("$ROOT_DIR/scripts/build-hdf5.sh" | tail -1)
+  fi
+  export PATH="$HDF5_PREFIX/bin:$PATH"
+}
+
+build_project() {
+  say "building h5journal in $BUILD_DIR"
+  cmake -S "$ROOT_DIR" -B "$BUILD_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD_DIR.configure.log" 2>&1 ||
+    { cat "$BUILD_DIR.configure.log"; return 1; }
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+prepare() {
+  install_packages
+  build_hdf5
+  build_project
+}
