@@ -22,8 +22,6 @@ void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize>
   put_u64(p + 48, h.first_txn);
   put_u64(p + 56, h.created_ns);
   put_u64(p + 64, h.base_size);
-  put_u64(p + 72, h.fingerprint_len);
-  put_u32(p + 80, h.fingerprint_crc);
   put_u16(p + 84, uint16_t(h.target_name.size()));
   std::memcpy(p + 86, h.target_name.data(), h.target_name.size());
   put_u32(p + 508, mask_crc(crc32c(p, 508)));
@@ -45,12 +43,9 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
   h.first_txn = get_u64(p + 48);
   h.created_ns = get_u64(p + 56);
   h.base_size = get_u64(p + 64);
-  h.fingerprint_len = get_u64(p + 72);
-  h.fingerprint_crc = get_u32(p + 80);
   size_t name_len = get_u16(p + 84);
   if (h.generation == 0) return bad("generation 0");
   if (h.block_size != kBlockSize) return bad("unsupported block size");
-  if (h.fingerprint_len > kFingerprintMax) return bad("fingerprint length out of range");
   if (name_len > kMaxTargetName) return bad("target name too long");
   h.target_name.assign(reinterpret_cast<const char*>(p + 86), name_len);
   return h;

@@ -23,8 +23,8 @@
 //    48   8  first transaction number of this generation
 //    56   8  creation time of this generation, ns since the Unix epoch
 //    64   8  size of the HDF5 file when this generation started
-//    72   8  fingerprint length F = min(protected end, 4096)
-//    80   4  CRC32C of the HDF5 file's bytes [0, F)
+//    72   8  reserved (0)
+//    80   4  reserved (0)
 //    84   2  target name length N (<= kMaxTargetName)
 //    86   N  target file name: the HDF5 file's base name, UTF-8
 //     .   .  zero
@@ -72,7 +72,6 @@ inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
 inline constexpr uint64_t kFirstRecordOffset = 4096;
 inline constexpr uint32_t kBlockSize = 4096;
-inline constexpr uint64_t kFingerprintMax = 4096;
 inline constexpr size_t kMaxTargetName = 400;
 inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kWritePayloadHeader = 24;
@@ -91,8 +90,6 @@ struct JournalHeader {
   uint64_t first_txn = 1;
   uint64_t created_ns = 0;
   uint64_t base_size = 0;
-  uint64_t fingerprint_len = 0;
-  uint32_t fingerprint_crc = 0;
   std::string target_name;
 };
 

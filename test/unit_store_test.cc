@@ -241,3 +241,31 @@ TEST_CASE("shrinking then growing reads zeros, live and after recovery") {
   CHECK(bytes[1000] == std::byte(0));
   CHECK(bytes[7005] == std::byte(6));
 }
+
+TEST_CASE("a second handle on a journal in use is passive and refuses to read or write") {
+  TempDir dir;
+  std::string path = dir.path("p.h5");
+  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(2)), 0));
+  for (Access a : {Access::kReadOnly, Access::kReadWrite}) {
+    auto second = JournaledFile::open(path, a, opts);
+    REQUIRE(second);  // HDF5's tentative open must succeed, to compare files
+    CHECK((*second)->report().passive);
+    std::vector<std::byte> buf(10);
+    Status r = (*second)->read(0, buf);
+    CHECK(r.code() == Code::kBusy);
+    CHECK(r.message().find("locked") != std::string::npos);
+    CHECK((*second)->write(0, buf, 0).code() == (a == Access::kReadOnly ? Code::kInvalid : Code::kBusy));
+    REQUIRE((*second)->close());
+  }
+  // The passive handles changed nothing: the writer goes on and closes cleanly.
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->close());
+  auto bytes = test::read_file(path);
+  CHECK(bytes[0] == std::byte(2));
+  CHECK(bytes[100] == std::byte(1));
+}
