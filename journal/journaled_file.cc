@@ -1,6 +1,7 @@
 #include "journaled_file.h"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -230,6 +231,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   h.base_size = committed_size_;
   h.target_name = base_name(base_->path());
   journal_high_water_ = 0;
+  session_noted_ = false;  // each generation names its writer
   if (writer_) return writer_->reset(h);
   // Reusing a journal that held records: the new header must be durable
   // before any record of the new generation.  A fresh journal's header
@@ -288,9 +290,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
   if (report_.passive) return busy_error();
   if (data.empty()) return Status::ok();
-  if (!writer_->in_transaction()) {
-    if (Status s = writer_->begin(); !s) return fail(s);
-  }
+  if (Status s = begin_transaction(); !s) return s;
   uint64_t floor = protected_end();
   // The part below the protected end is journaled; the rest goes in place.
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
@@ -309,6 +309,21 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   return Status::ok();
 }
 
+Status JournaledFile::begin_transaction() {
+  if (writer_->in_transaction()) return Status::ok();
+  if (Status s = writer_->begin(); !s) return fail(s);
+  if (!session_noted_) {
+    // Who wrote this journal, for anyone reading it after a crash.
+    session_noted_ = true;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    std::string note = "h5journal session: pid " + std::to_string(getpid()) + " on " + host + ", engine " +
+                       journal_->engine_name();
+    if (Status s = writer_->comment(note); !s) return fail(s);
+  }
+  return Status::ok();
+}
+
 Status JournaledFile::set_size(uint64_t size) {
   if (!failed_.is_ok()) return failed_;
   if (read_only_ || !writer_ || size == logical_size_) return Status::ok();
@@ -324,9 +339,7 @@ Status JournaledFile::set_size(uint64_t size) {
   if (size < floor) {
     uint64_t zero_end = std::min(old_size, floor);
     if (size < zero_end) {
-      if (!writer_->in_transaction()) {
-        if (Status s = writer_->begin(); !s) return fail(s);
-      }
+      if (Status s = begin_transaction(); !s) return s;
       if (Status s = writer_->append_zero(size, zero_end - size); !s) return fail(s);
       overlay_.insert(size, zero_end - size, ExtentMap::kZeroSource);
       journal_high_water_ = std::max(journal_high_water_, zero_end);
@@ -360,9 +373,7 @@ Status JournaledFile::fail(Status s) {
 Status JournaledFile::commit() {
   if (!failed_.is_ok()) return failed_;
   if (!writer_ || !dirty_) return Status::ok();
-  if (!writer_->in_transaction()) {
-    if (Status s = writer_->begin(); !s) return fail(s);
-  }
+  if (Status s = begin_transaction(); !s) return s;
   bool durable = opts_.ring.durable;
   // In-place bytes must be durable before the COMMIT that covers them can be.
   // The first commit uses fsync, which also makes the binding xattr durable.

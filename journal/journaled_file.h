@@ -110,6 +110,8 @@ class JournaledFile : private RecoveredImage {
   Status write_overlay_to_base();
   Status fail(Status s);  // enters fail-stop and returns s
   Status busy_error() const;
+  // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
+  Status begin_transaction();
   Result<std::unique_ptr<File>> open_with(const std::string& path, OpenMode mode, IoEngine engine) const;
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   Status read_journal(uint64_t offset, std::span<std::byte> out);
@@ -132,6 +134,7 @@ class JournaledFile : private RecoveredImage {
   bool dirty_ = false;                // changed since the last commit
   bool inplace_unsynced_ = false;     // in-place writes since the last base sync
   bool first_commit_done_ = false;    // journal's directory entry and the binding are durable
+  bool session_noted_ = false;
   Status failed_;                     // fail-stop: the first error that poisoned the file
 };
 
