@@ -12,7 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "file.h"
+
 namespace h5j::test {
+
+// Tags for TEST_CASE_TEMPLATE: the same test on each I/O engine.
+struct UringEngine {
+  static constexpr IoEngine value = IoEngine::kUring;
+};
+struct SyncEngine {
+  static constexpr IoEngine value = IoEngine::kSync;
+};
 
 class TempDir {
  public:

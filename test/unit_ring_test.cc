@@ -96,13 +96,7 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
   CHECK(i == all.size());
 }
 
-struct UringEngine {
-  static constexpr IoEngine value = IoEngine::kUring;
-};
-struct SyncEngine {
-  static constexpr IoEngine value = IoEngine::kSync;
-};
-TEST_CASE_TEMPLATE_INVOKE(ring_test, UringEngine, SyncEngine);
+TEST_CASE_TEMPLATE_INVOKE(ring_test, test::UringEngine, test::SyncEngine);
 
 TEST_CASE("a record larger than the whole ring streams through it") {
   TempDir dir;

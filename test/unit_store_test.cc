@@ -46,6 +46,17 @@ void random_write(JournaledFile& f, Model& m, std::mt19937& rng) {
   std::copy(data.begin(), data.end(), m.current.begin() + ptrdiff_t(addr));
 }
 
+// Creates `path` with two commits (5000 bytes of `fill`, then 10 bytes of
+// fill + 1 at 0) and drops the handle without closing: a crash.
+void crash_after_two_commits(const std::string& path, const JournalOptions& o, uint8_t fill) {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(fill)), 0));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(fill + 1)), 0));
+  REQUIRE((*f)->commit());
+}
+
 void random_resize(JournaledFile& f, Model& m, std::mt19937& rng) {
   uint64_t size = rng() % (m.current.size() + 4000);
   REQUIRE(f.set_size(size));
@@ -107,13 +118,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
   }
 }
 
-struct UringEngine {
-  static constexpr IoEngine value = IoEngine::kUring;
-};
-struct SyncEngine {
-  static constexpr IoEngine value = IoEngine::kSync;
-};
-TEST_CASE_TEMPLATE_INVOKE(store_test, UringEngine, SyncEngine);
+TEST_CASE_TEMPLATE_INVOKE(store_test, test::UringEngine, test::SyncEngine);
 
 TEST_CASE("an uncommitted tail is discarded and the file is restored to its committed size") {
   TempDir dir;
@@ -142,14 +147,7 @@ TEST_CASE("recovery=refuse names h5recover and changes nothing") {
   TempDir dir;
   std::string path = dir.path("r.h5");
   auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
-  {
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-    REQUIRE(f);
-    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(3)), 0));
-    REQUIRE((*f)->commit());
-    REQUIRE((*f)->write(0, std::vector<std::byte>(100, std::byte(4)), 0));
-    REQUIRE((*f)->commit());
-  }
+  crash_after_two_commits(path, opts, 3);
   auto before = test::read_file(path);
   auto jbefore = test::read_file(path + ".jnl");
   opts.recover_on_open = false;
@@ -166,16 +164,8 @@ TEST_CASE("a journal of another file, an older journal, and a missing journal ar
   std::string a = dir.path("a.h5"), b = dir.path("b.h5");
   auto oa = options(a + ".jnl", IoEngine::kAuto, 64 << 20);
   auto ob = options(b + ".jnl", IoEngine::kAuto, 64 << 20);
-  auto crash_with_commit = [](const std::string& path, const JournalOptions& o) {
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
-    REQUIRE(f);
-    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7)), 0));
-    REQUIRE((*f)->commit());
-    REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(8)), 0));
-    REQUIRE((*f)->commit());
-  };
-  crash_with_commit(a, oa);
-  crash_with_commit(b, ob);
+  crash_after_two_commits(a, oa, 7);
+  crash_after_two_commits(b, ob, 7);
   bool xattrs = [&] {
     auto f = open_file(a, OpenMode::kReadOnly, IoEngine::kSync);
     auto v = (*f)->get_xattr(kBindingXattr);
