@@ -61,16 +61,33 @@ class File {
 
 enum class OpenMode { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
 
-// Opens `path` with the given engine.  kAuto tries io_uring and falls back to
-// the pwrite engine when the kernel or sandbox refuses io_uring; kUring fails
-// if io_uring is unavailable.
-Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode, IoEngine engine);
+// Identifies a file across opens (device and inode for real files), so the
+// driver can tell two handles on one file apart from handles on two files.
+struct FileId {
+  uint64_t device = 0, inode = 0;
+  auto operator<=>(const FileId&) const = default;
+};
 
-// Whole-file helpers shared by the driver and the recovery tool.
-bool file_exists(const std::string& path);
-Status remove_file(const std::string& path);
-// fsync of the directory holding `path`, so that a create or unlink is durable.
-Status sync_parent_dir(const std::string& path);
+// The rest of the seam: every operation on names rather than open files.
+// The engine and the driver reach the disk only through a FileSystem and the
+// Files it opens, so a recording or fault-injecting FileSystem sees all of it.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // kAuto tries io_uring and falls back to the pwrite engine when the kernel
+  // or sandbox refuses io_uring; kUring fails if io_uring is unavailable.
+  virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) = 0;
+  virtual bool exists(const std::string& path) = 0;
+  virtual Result<FileId> id(const std::string& path) = 0;
+  // Removing a file that does not exist is not an error.
+  virtual Status remove(const std::string& path) = 0;
+  // fsync of the directory holding `path`, so that a create or unlink is durable.
+  virtual Status sync_dir(const std::string& path) = 0;
+};
+
+// The real file system (stateless; safe to share).
+FileSystem& posix_filesystem();
+
 // Reads exactly out.size() bytes or fails (end of file is an error here).
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out);
 

@@ -66,8 +66,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
                                                            const JournalOptions& opts) {
   if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
   if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
-  auto base = opts.opener ? opts.opener(path, open_mode(access), IoEngine::kSync)
-                          : open_file(path, open_mode(access), IoEngine::kSync);
+  auto base = opts.fs->open(path, open_mode(access), IoEngine::kSync);
   if (!base) return base.status();
   bool read_only = access == Access::kReadOnly;
   std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
@@ -82,7 +81,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
 // --- opening -----------------------------------------------------------------
 
 Status JournaledFile::open_for_read() {
-  auto journal = open_with(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!journal && journal.status().code() == Code::kMissing) return check_not_missing();  // else a plain file
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
@@ -102,9 +101,9 @@ Status JournaledFile::open_for_read() {
 }
 
 Status JournaledFile::open_for_write(bool truncated) {
-  bool existed = file_exists(opts_.journal_path);
+  bool existed = opts_.fs->exists(opts_.journal_path);
   if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_not_missing());
-  auto journal = open_with(opts_.journal_path, OpenMode::kCreate, opts_.engine);
+  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   if (Status s = journal_->try_lock(LockMode::kExclusive); !s) {
@@ -120,7 +119,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   if (!s && !existed) {
     // Leave no journal of ours behind: it would hide the failure next time.
     journal_.reset();
-    (void)remove_file(opts_.journal_path);
+    (void)opts_.fs->remove(opts_.journal_path);
   }
   return s;
 }
@@ -241,11 +240,6 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   if (!w) return w.status();
   writer_ = std::move(*w);
   return Status::ok();
-}
-
-Result<std::unique_ptr<File>> JournaledFile::open_with(const std::string& path, OpenMode mode,
-                                                       IoEngine engine) const {
-  return opts_.opener ? opts_.opener(path, mode, engine) : open_file(path, mode, engine);
 }
 
 // --- reading and writing -----------------------------------------------------
@@ -384,7 +378,7 @@ Status JournaledFile::commit() {
   inplace_unsynced_ = false;
   if (Status s = writer_->commit(logical_size_); !s) return fail(s);
   if (durable && !first_commit_done_) {
-    if (Status s = sync_parent_dir(opts_.journal_path); !s) return fail(s);
+    if (Status s = opts_.fs->sync_dir(opts_.journal_path); !s) return fail(s);
   }
   first_commit_done_ = true;
   committed_size_ = logical_size_;
@@ -439,8 +433,8 @@ Status JournaledFile::close() {
   }
   writer_.reset();
   journal_.reset();
-  if (Status s = remove_file(opts_.journal_path); !s) return s;
-  if (durable && first_commit_done_) return sync_parent_dir(opts_.journal_path);
+  if (Status s = opts_.fs->remove(opts_.journal_path); !s) return s;
+  if (durable && first_commit_done_) return opts_.fs->sync_dir(opts_.journal_path);
   return Status::ok();
 }
 

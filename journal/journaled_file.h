@@ -49,9 +49,9 @@ struct JournalOptions {
   uint64_t checkpoint_bytes = uint64_t(64) << 20;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   std::function<Status(RecoveredImage&)> after_replay;
-  // How files are opened: open_file unless a test puts a fault-injecting or
-  // recording engine behind the seam.
-  std::function<Result<std::unique_ptr<File>>(const std::string&, OpenMode, IoEngine)> opener;
+  // Where every file operation goes: the real file system unless a test puts
+  // a fault-injecting or recording one behind the seam.  Not owned.
+  FileSystem* fs = &posix_filesystem();
 };
 
 enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
@@ -112,7 +112,6 @@ class JournaledFile : private RecoveredImage {
   Status busy_error() const;
   // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
   Status begin_transaction();
-  Result<std::unique_ptr<File>> open_with(const std::string& path, OpenMode mode, IoEngine engine) const;
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   Status read_journal(uint64_t offset, std::span<std::byte> out);
   Status set_binding(bool present);

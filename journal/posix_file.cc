@@ -120,46 +120,64 @@ Status PosixFile::wait_write(uint64_t) { return Status::ok(); }
 
 // ---------------------------------------------------------------------------
 
-Result<std::unique_ptr<File>> open_file(const std::string& path, OpenMode mode, IoEngine engine) {
-  int flags = O_CLOEXEC;
-  switch (mode) {
-    case OpenMode::kReadOnly: flags |= O_RDONLY; break;
-    case OpenMode::kReadWrite: flags |= O_RDWR; break;
-    case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
-    case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
-    case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+namespace {
+
+class PosixFileSystem : public FileSystem {
+ public:
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override {
+    int flags = O_CLOEXEC;
+    switch (mode) {
+      case OpenMode::kReadOnly: flags |= O_RDONLY; break;
+      case OpenMode::kReadWrite: flags |= O_RDWR; break;
+      case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+      case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+      case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
+    }
+    int fd = ::open(path.c_str(), flags, 0666);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
+      return Status::from_errno(errno, "open " + path);
+    }
+    UniqueFd owned(fd);
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+      return Status(Code::kInvalid, "open " + path + ": is a directory");
+    if (engine == IoEngine::kSync || mode == OpenMode::kReadOnly)
+      return std::unique_ptr<File>(new PosixFile(path, std::move(owned)));
+    return UringFile::open(path, std::move(owned), /*fallback=*/engine == IoEngine::kAuto);
   }
-  int fd = ::open(path.c_str(), flags, 0666);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
-    return Status::from_errno(errno, "open " + path);
+
+  bool exists(const std::string& path) override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
   }
-  UniqueFd owned(fd);
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-    return Status(Code::kInvalid, "open " + path + ": is a directory");
-  if (engine == IoEngine::kSync || mode == OpenMode::kReadOnly)
-    return std::unique_ptr<File>(new PosixFile(path, std::move(owned)));
-  return UringFile::open(path, std::move(owned), /*fallback=*/engine == IoEngine::kAuto);
-}
 
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
+  Result<FileId> id(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
+    return FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+  }
 
-Status remove_file(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
-  return Status::ok();
-}
+  Status remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
+    return Status::ok();
+  }
 
-Status sync_parent_dir(const std::string& path) {
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
-  if (::fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
-  return Status::ok();
+  Status sync_dir(const std::string& path) override {
+    auto slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
+    if (::fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+FileSystem& posix_filesystem() {
+  static PosixFileSystem fs;  // stateless
+  return fs;
 }
 
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out) {

@@ -65,4 +65,25 @@ class FaultFile : public File {
   std::shared_ptr<FaultPlan> plan_;
 };
 
+// The real file system with every opened file wrapped in a FaultFile.
+class FaultFileSystem : public FileSystem {
+ public:
+  explicit FaultFileSystem(std::shared_ptr<FaultPlan> plan) : plan_(std::move(plan)) {}
+  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode m, IoEngine e) override {
+    auto f = posix_filesystem().open(p, m, e);
+    if (!f) return f.status();
+    return std::unique_ptr<File>(new FaultFile(std::move(*f), plan_));
+  }
+  bool exists(const std::string& p) override { return posix_filesystem().exists(p); }
+  Result<FileId> id(const std::string& p) override { return posix_filesystem().id(p); }
+  Status remove(const std::string& p) override { return posix_filesystem().remove(p); }
+  Status sync_dir(const std::string& p) override {
+    if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fsync directory of " + p);
+    return posix_filesystem().sync_dir(p);
+  }
+
+ private:
+  std::shared_ptr<FaultPlan> plan_;
+};
+
 }  // namespace h5j::test

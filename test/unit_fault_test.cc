@@ -11,22 +11,18 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::FaultFile;
+using h5j::test::FaultFileSystem;
 using h5j::test::FaultPlan;
 using h5j::test::TempDir;
 
 namespace {
 
-JournalOptions faulty(const std::string& journal, std::shared_ptr<FaultPlan> plan) {
+JournalOptions faulty(const std::string& journal, FaultFileSystem& fs) {
   JournalOptions o;
   o.journal_path = journal;
   o.ring = RingOptions{2, 4096, true};
   o.checkpoint_bytes = 20000;  // checkpoints inside the sweep too
-  o.opener = [plan](const std::string& p, OpenMode m, IoEngine e) -> Result<std::unique_ptr<File>> {
-    auto f = open_file(p, m, e);
-    if (!f) return f.status();
-    return std::unique_ptr<File>(new FaultFile(std::move(*f), plan));
-  };
+  o.fs = &fs;
   return o;
 }
 
@@ -100,7 +96,8 @@ void sweep(bool syncs, int err) {
     auto plan = std::make_shared<FaultPlan>();
     (syncs ? plan->fail_sync_at : plan->fail_write_at) = n;
     plan->err = err;
-    Outcome out = workload(path, faulty(path + ".jnl", plan));
+    FaultFileSystem fs(plan);
+    Outcome out = workload(path, faulty(path + ".jnl", fs));
     if (!plan->injected) {
       CHECK(!out.failed);
       break;  // the workload completed with no fault left to inject
@@ -111,7 +108,8 @@ void sweep(bool syncs, int err) {
     CHECK(out.error.find("f.h5") != std::string::npos);
     // Reopen without faults: the last acknowledged commit, or the one whose
     // acknowledgement failed (its bytes may have reached the disk).
-    JournalOptions clean = faulty(path + ".jnl", std::make_shared<FaultPlan>());
+    FaultFileSystem clean_fs(std::make_shared<FaultPlan>());
+    JournalOptions clean = faulty(path + ".jnl", clean_fs);
     auto f = JournaledFile::open(path, Access::kReadOnly, clean);
     if (!f && f.status().code() == Code::kMissing) continue;  // failed before anything existed
     REQUIRE(f);

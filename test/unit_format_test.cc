@@ -54,7 +54,7 @@ namespace {
 // journal and returns its path.
 std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_open_txn = false) {
   std::string path = dir.path("j.jnl");
-  auto file = open_file(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
   REQUIRE(file);
   JournalHeader h;
   h.generation = 1;
@@ -77,7 +77,7 @@ std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_op
 }
 
 ScanSummary scan(const std::string& path) {
-  auto file = open_file(path, OpenMode::kReadOnly, IoEngine::kSync);
+  auto file = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
   REQUIRE(file);
   auto r = JournalReader::open(**file);
   REQUIRE(r);
@@ -140,14 +140,14 @@ TEST_CASE("an empty or zero-header journal reads as never written; a damaged hea
   TempDir dir;
   std::string path = dir.path("e.jnl");
   test::write_file(path, std::vector<std::byte>(8192, std::byte(0)));
-  auto file = open_file(path, OpenMode::kReadOnly, IoEngine::kSync);
+  auto file = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
   REQUIRE(file);
   CHECK(JournalReader::open(**file).status().code() == Code::kMissing);
 
   // Generation 1 lives in slot 1 (offset 2048); slot 0 was never written.
   std::string j = write_journal(dir, 1, 1);
   test::fill_range(j, kHeaderSlotOffset[1] + 10, 4, std::byte(0x55));
-  auto damaged = open_file(j, OpenMode::kReadOnly, IoEngine::kSync);
+  auto damaged = posix_filesystem().open(j, OpenMode::kReadOnly, IoEngine::kSync);
   REQUIRE(damaged);
   auto r = JournalReader::open(**damaged);
   CHECK(r.status().code() == Code::kCorrupt);

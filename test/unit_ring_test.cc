@@ -41,7 +41,7 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
   IoEngine engine = T::value;
   TempDir dir;
   std::string path = dir.path("r.jnl");
-  auto file = open_file(path, OpenMode::kCreateTruncate, engine);
+  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, engine);
   REQUIRE(file);
   if (engine == IoEngine::kUring) CHECK(std::string((*file)->engine_name()) == "uring");
   JournalHeader h;
@@ -74,7 +74,7 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
     REQUIRE((*w)->commit(1234));
   }
   // Everything is on disk where the reader expects it.
-  auto rfile = open_file(path, OpenMode::kReadOnly, IoEngine::kSync);
+  auto rfile = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
   REQUIRE(rfile);
   auto reader = JournalReader::open(**rfile);
   REQUIRE(reader);
@@ -100,7 +100,7 @@ TEST_CASE_TEMPLATE_INVOKE(ring_test, test::UringEngine, test::SyncEngine);
 
 TEST_CASE("a record larger than the whole ring streams through it") {
   TempDir dir;
-  auto file = open_file(dir.path("big.jnl"), OpenMode::kCreateTruncate, IoEngine::kAuto);
+  auto file = posix_filesystem().open(dir.path("big.jnl"), OpenMode::kCreateTruncate, IoEngine::kAuto);
   REQUIRE(file);
   JournalHeader h;
   h.generation = 1;
@@ -136,10 +136,10 @@ TEST_CASE("backpressure: every buffer is written once, in ring order") {
 
 TEST_CASE("the io_uring engine can be asked for and reports itself") {
   TempDir dir;
-  auto f = open_file(dir.path("u"), OpenMode::kCreateTruncate, IoEngine::kUring);
+  auto f = posix_filesystem().open(dir.path("u"), OpenMode::kCreateTruncate, IoEngine::kUring);
   REQUIRE(f);
   CHECK(std::string((*f)->engine_name()) == "uring");
-  auto s = open_file(dir.path("s"), OpenMode::kCreateTruncate, IoEngine::kSync);
+  auto s = posix_filesystem().open(dir.path("s"), OpenMode::kCreateTruncate, IoEngine::kSync);
   REQUIRE(s);
   CHECK(std::string((*s)->engine_name()) == "sync");
 }

@@ -112,7 +112,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
         m.current = m.committed;
       }
       REQUIRE((*f)->close());
-      CHECK(!file_exists(jpath));
+      CHECK(!posix_filesystem().exists(jpath));
       CHECK(test::read_file(path) == m.committed);
     }
   }
@@ -167,7 +167,7 @@ TEST_CASE("a journal of another file, an older journal, and a missing journal ar
   crash_after_two_commits(a, oa, 7);
   crash_after_two_commits(b, ob, 7);
   bool xattrs = [&] {
-    auto f = open_file(a, OpenMode::kReadOnly, IoEngine::kSync);
+    auto f = posix_filesystem().open(a, OpenMode::kReadOnly, IoEngine::kSync);
     auto v = (*f)->get_xattr(kBindingXattr);
     return v && v->has_value();
   }();
@@ -184,7 +184,7 @@ TEST_CASE("a journal of another file, an older journal, and a missing journal ar
   }
   SUBCASE("missing") {
     if (!xattrs) return;  // without xattrs the driver's superblock check covers this (see vfd tests)
-    remove_file(a + ".jnl");
+    posix_filesystem().remove(a + ".jnl");
     auto f = JournaledFile::open(a, Access::kReadWrite, oa);
     REQUIRE(!f);
     CHECK(f.status().code() == Code::kMissing);

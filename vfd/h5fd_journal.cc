@@ -9,14 +9,15 @@
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
 #include <hdf5.h>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config.h"
+#include "driver.h"
 #include "h5journal.h"
 #include "journaled_file.h"
 #include "posix_file.h"
@@ -25,15 +26,25 @@
 namespace h5j {
 namespace {
 
-hid_t g_driver_id = H5I_INVALID_HID;  // registration: the one global HDF5 needs
+// Registration state, the only globals: the default driver id, and the
+// instances registered over other file systems (tests).
+hid_t g_driver_id = H5I_INVALID_HID;
+std::vector<std::pair<hid_t, FileSystem*>> g_instances;
+
+// The file system of the driver a FAPL selects.
+FileSystem& filesystem_for(hid_t fapl) {
+  hid_t driver = H5Pget_driver(fapl);
+  for (const auto& [id, fs] : g_instances)
+    if (id == driver) return *fs;
+  return posix_filesystem();
+}
 
 struct JournalDriverFile {
   H5FD_t pub;  // must be first: HDF5 fills it after open()
   std::unique_ptr<JournaledFile> file;
   H5FD_journal_fapl_t config;
   haddr_t eoa = 0;
-  dev_t device = 0;
-  ino_t inode = 0;
+  FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
 };
 
@@ -66,8 +77,8 @@ class FileView : public RecoveredImage {
 // A file with no journal whose superblock says it is open for writing was not
 // closed cleanly by anyone: either not written through h5journal, or its
 // journal was lost.  Reported, never silently accepted.
-Status check_unjournaled_file_is_clean(const std::string& name, const std::string& journal) {
-  auto base = open_file(name, OpenMode::kReadOnly, IoEngine::kSync);
+Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, const std::string& journal) {
+  auto base = fs.open(name, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return base.status().code() == Code::kMissing ? Status::ok() : base.status();
   auto size = (*base)->size();
   if (!size) return size.status();
@@ -105,8 +116,9 @@ Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
   return c;
 }
 
-JournalOptions engine_options(const std::string& name, const H5FD_journal_fapl_t& c) {
+JournalOptions engine_options(const std::string& name, const H5FD_journal_fapl_t& c, FileSystem& fs) {
   JournalOptions o;
+  o.fs = &fs;
   o.journal_path = journal_path_for(name, c);
   o.ring = RingOptions{c.ring_buffers, size_t(c.buffer_size), bool(c.durable)};
   o.engine = c.io_engine == H5FD_JOURNAL_IO_URING ? IoEngine::kUring
@@ -137,21 +149,21 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
   if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
   auto config = config_from_fapl(fapl);
   if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
-  JournalOptions opts = engine_options(name, *config);
+  FileSystem& fs = filesystem_for(fapl);
+  JournalOptions opts = engine_options(name, *config, fs);
   Access access = access_for(flags);
-  if (access != Access::kCreateTruncate && !file_exists(opts.journal_path)) {
-    if (Status s = check_unjournaled_file_is_clean(name, opts.journal_path); !s)
+  if (access != Access::kCreateTruncate && !fs.exists(opts.journal_path)) {
+    if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)
       return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
   }
   auto file = JournaledFile::open(name, access, opts);
   if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
-  struct stat st;
-  if (::stat(name, &st) != 0) return push_error(fn, H5E_CANTOPENFILE, std::string("stat ") + name), nullptr;
+  auto id = fs.id(name);
+  if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
   auto* f = new JournalDriverFile{};
   f->file = std::move(*file);
   f->config = *config;
-  f->device = st.st_dev;
-  f->inode = st.st_ino;
+  f->id = *id;
   return &f->pub;
 }
 
@@ -163,10 +175,8 @@ herr_t journal_close(H5FD_t* file) {
 }
 
 int journal_cmp(const H5FD_t* a, const H5FD_t* b) {
-  const auto *f1 = self(a), *f2 = self(b);
-  if (f1->device != f2->device) return f1->device < f2->device ? -1 : 1;
-  if (f1->inode != f2->inode) return f1->inode < f2->inode ? -1 : 1;
-  return 0;
+  auto order = self(a)->id <=> self(b)->id;
+  return order < 0 ? -1 : order > 0 ? 1 : 0;
 }
 
 herr_t journal_query(const H5FD_t*, unsigned long* flags) {
@@ -243,10 +253,10 @@ herr_t journal_unlock(H5FD_t* file) {
 herr_t journal_delete(const char* name, hid_t fapl) {
   auto config = config_from_fapl(fapl);
   if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
-  if (::unlink(name) != 0)
-    return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE,
-                      std::string("unable to delete ") + name + ": " + std::strerror(errno));
-  Status s = remove_file(journal_path_for(name, *config));
+  FileSystem& fs = filesystem_for(fapl);
+  if (!fs.exists(name)) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, std::string("no file ") + name);
+  Status s = fs.remove(name);
+  if (s) s = fs.remove(journal_path_for(name, *config));
   if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
   return 0;
 }
@@ -270,6 +280,7 @@ herr_t journal_fapl_free(void* fapl) {
 
 herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
+  g_instances.clear();
   return 0;
 }
 
@@ -310,6 +321,16 @@ const H5FD_class_t kJournalClass = {
 };
 
 }  // namespace
+
+hid_t register_driver_with(FileSystem& fs) {
+  H5FD_class_t cls = kJournalClass;
+  cls.value = H5FD_JOURNAL_VALUE + 1;  // distinct from the plugin's, so lookups by value stay unambiguous
+  cls.name = "journal_instrumented";
+  hid_t id = H5FDregister(&cls);
+  if (id >= 0) g_instances.emplace_back(id, &fs);
+  return id;
+}
+
 }  // namespace h5j
 
 // --- public C API and plugin entry points ---------------------------------------

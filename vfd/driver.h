@@ -1,0 +1,19 @@
+// Internal API of the driver (not installed): registering it over another
+// file system, for the crash-state explorer and the fault sweeps, which put
+// a recording or fault-injecting FileSystem below real HDF5 workloads.
+#pragma once
+
+#include <hdf5.h>
+
+#include "file.h"
+#include "h5journal.h"
+
+namespace h5j {
+
+// Registers an instance of the journal driver whose every file operation
+// goes to `fs` (not owned; must outlive the registration).  Use the id with
+// H5Pset_driver(fapl, id, &config).  The usual registration, H5FD_JOURNAL,
+// uses the real file system.
+H5JOURNAL_API hid_t register_driver_with(FileSystem& fs);
+
+}  // namespace h5j
