@@ -115,7 +115,10 @@ Status JournaledFile::open_for_write(bool truncated) {
   // The journal of a file being truncated is discarded, but only once we own
   // its lock: it might belong to a live writer.
   Status s = truncated ? journal_->truncate(0) : Status::ok();
-  if (s) s = start_writing(truncated);
+  // Any journal that exists, even an empty one, means the last session did
+  // not close cleanly.
+  report_.journal_found = existed && !truncated;
+  if (s) s = start_writing();
   if (!s && !existed) {
     // Leave no journal of ours behind: it would hide the failure next time.
     journal_.reset();
@@ -125,7 +128,7 @@ Status JournaledFile::open_for_write(bool truncated) {
 }
 
 Status JournaledFile::check_not_missing() {
-  auto binding = base_->get_xattr(kBindingXattr);
+  auto binding = read_binding();
   if (!binding) return binding.status();
   if (binding->has_value())
     return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
@@ -133,10 +136,7 @@ Status JournaledFile::check_not_missing() {
   return Status::ok();
 }
 
-Status JournaledFile::start_writing(bool truncated) {
-  auto jsize = journal_->size();
-  if (!jsize) return jsize.status();
-  report_.journal_found = *jsize > 0 && !truncated;
+Status JournaledFile::start_writing() {
   std::array<uint8_t, 16> uuid{};
   uint64_t generation = 1, first_txn = 1;
   if (report_.journal_found) {
@@ -148,10 +148,29 @@ Status JournaledFile::start_writing(bool truncated) {
       H5J_RETURN_IF_ERROR(replay_into_base());
     }
   }
+  // A journal found without a header (its first commit crashed before the
+  // header was durable, though the binding was) keeps the binding's identity
+  // and moves past its generation, so the two keep agreeing through any
+  // crash that follows.
+  auto binding = read_binding();
+  if (!binding) return binding.status();
+  if (binding->has_value() && report_.journal_found && !plan_) {
+    uuid = (*binding)->uuid;
+    generation = (*binding)->generation + 1;
+  }
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
-  auto set = base_->set_xattr(kBindingXattr, encode_binding(uuid, generation));
-  return set ? Status::ok() : set.status();
+  // A journal that was found exists durably, so the binding may name it now;
+  // a new journal is bound at its first commit, once its name is durable.
+  return report_.journal_found ? set_binding() : Status::ok();
+}
+
+Status JournaledFile::set_binding() {
+  const JournalHeader& h = writer_->header();
+  auto set = base_->set_xattr(kBindingXattr, encode_binding(h.uuid, h.generation));
+  if (!set) return set.status();
+  binding_set_ = true;
+  return Status::ok();
 }
 
 Status JournaledFile::load_journal() {
@@ -184,20 +203,28 @@ Status JournaledFile::load_journal() {
   return Status::ok();
 }
 
+Result<std::optional<JournaledFile::Binding>> JournaledFile::read_binding() {
+  auto value = base_->get_xattr(kBindingXattr);
+  if (!value) return value.status();
+  if (!value->has_value() || (*value)->size() != 24) return std::optional<Binding>();
+  Binding b;
+  std::memcpy(b.uuid.data(), (*value)->data(), 16);
+  b.generation = get_u64(reinterpret_cast<const std::byte*>((*value)->data() + 16));
+  return std::optional<Binding>(b);
+}
+
 Status JournaledFile::check_binding(const JournalHeader& h) {
-  auto binding = base_->get_xattr(kBindingXattr);
+  auto binding = read_binding();
   if (!binding) return binding.status();
-  if (binding->has_value() && (*binding)->size() == 24) {
-    std::array<uint8_t, 16> uuid;
-    std::memcpy(uuid.data(), (*binding)->data(), 16);
-    uint64_t generation = get_u64(reinterpret_cast<const std::byte*>((*binding)->data() + 16));
-    if (uuid != h.uuid)
+  if (binding->has_value()) {
+    const Binding& b = **binding;
+    if (b.uuid != h.uuid)
       return Status(Code::kForeign, "journal " + opts_.journal_path + " belongs to another file (journal " +
-                                        hex(h.uuid) + ", file bound to " + hex(uuid) + ")");
-    if (generation > h.generation)
+                                        hex(h.uuid) + ", file bound to " + hex(b.uuid) + ")");
+    if (b.generation > h.generation)
       return Status(Code::kForeign, "journal " + opts_.journal_path + " is older than " + base_->path() +
                                         " (generation " + std::to_string(h.generation) + ", file at " +
-                                        std::to_string(generation) + ")");
+                                        std::to_string(b.generation) + ")");
     return Status::ok();
   }
   // No attribute (a filesystem without xattrs, or a copy that dropped it):
@@ -369,17 +396,25 @@ Status JournaledFile::commit() {
   if (!writer_ || !dirty_) return Status::ok();
   if (Status s = begin_transaction(); !s) return s;
   bool durable = opts_.ring.durable;
+  // The first commit makes the journal's directory entry durable, and only
+  // then sets the file's binding attribute (made durable by the fsync
+  // below): a crash never leaves a binding naming a journal whose name might
+  // not have reached the disk.
+  if (!first_commit_done_) {
+    if (durable) {
+      if (Status s = opts_.fs->sync_dir(opts_.journal_path); !s) return fail(s);
+    }
+    if (!binding_set_) {
+      if (Status s = set_binding(); !s) return fail(s);
+    }
+  }
   // In-place bytes must be durable before the COMMIT that covers them can be.
-  // The first commit uses fsync, which also makes the binding xattr durable.
   if (durable && (inplace_unsynced_ || !first_commit_done_)) {
     Status s = first_commit_done_ ? base_->sync_data() : base_->sync_all();
     if (!s) return fail(s);
   }
   inplace_unsynced_ = false;
   if (Status s = writer_->commit(logical_size_); !s) return fail(s);
-  if (durable && !first_commit_done_) {
-    if (Status s = opts_.fs->sync_dir(opts_.journal_path); !s) return fail(s);
-  }
   first_commit_done_ = true;
   committed_size_ = logical_size_;
   dirty_ = false;
@@ -401,8 +436,8 @@ Status JournaledFile::checkpoint() {
   overlay_.clear();
   const JournalHeader& h = writer_->header();
   if (Status s = start_generation(h.generation + 1, writer_->next_txn(), h.uuid); !s) return fail(s);
-  auto set = base_->set_xattr(kBindingXattr, encode_binding(h.uuid, h.generation));
-  return set ? Status::ok() : fail(set.status());
+  if (Status s = set_binding(); !s) return fail(s);
+  return Status::ok();
 }
 
 Status JournaledFile::patch(uint64_t addr, std::span<const std::byte> bytes) {
@@ -419,23 +454,27 @@ Status JournaledFile::close() {
   if (!failed_.is_ok()) return failed_;  // the journal keeps the last commit
   if (!writer_) return Status::ok();     // read-only or passive: nothing to do
   H5J_RETURN_IF_ERROR(commit());
-  bool durable = opts_.ring.durable;
-  // Order matters for what a crash can leave: file contents and the removal
-  // of the binding durable first, then the journal's removal.  A journal
-  // without a binding is replayed harmlessly (idempotent); a binding without
-  // a journal would be reported as a missing journal.
   if (first_commit_done_) {
     if (Status s = write_overlay_to_base(); !s) return fail(s);
   }
-  if (Status s = base_->remove_xattr(kBindingXattr); !s) return fail(s);
-  if (durable && first_commit_done_) {
+  // A session that never bound the file (it committed nothing and found no
+  // journal) leaves nothing a crash could misread: just drop the journal.
+  // Otherwise the order matters: file contents and the binding's removal
+  // durable first, then the journal's removal.  A journal without a binding
+  // is replayed harmlessly (idempotent); a binding without a journal would be
+  // reported as a missing journal.
+  bool bound = binding_set_ || report_.journal_found;
+  bool durable = opts_.ring.durable;
+  if (bound) {
+    if (Status s = base_->remove_xattr(kBindingXattr); !s) return fail(s);
+  }
+  if (durable && (bound || first_commit_done_)) {
     if (Status s = base_->sync_all(); !s) return fail(s);
   }
   writer_.reset();
   journal_.reset();
-  if (Status s = opts_.fs->remove(opts_.journal_path); !s) return s;
-  if (durable && first_commit_done_) return opts_.fs->sync_dir(opts_.journal_path);
+  H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
+  if (durable && bound) return opts_.fs->sync_dir(opts_.journal_path);
   return Status::ok();
 }
-
 }  // namespace h5j

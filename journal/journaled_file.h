@@ -98,12 +98,17 @@ class JournaledFile : private RecoveredImage {
 
   Status open_for_read();
   Status open_for_write(bool truncated);
-  Status start_writing(bool truncated);
+  Status start_writing();
   // kMissing if the file is bound to a journal that does not exist.
   Status check_not_missing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
   Status check_binding(const JournalHeader& h);
+  struct Binding {
+    std::array<uint8_t, 16> uuid{};
+    uint64_t generation = 0;
+  };
+  Result<std::optional<Binding>> read_binding();
   Status replay_into_base();
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   Status checkpoint();
@@ -114,7 +119,8 @@ class JournaledFile : private RecoveredImage {
   Status begin_transaction();
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   Status read_journal(uint64_t offset, std::span<std::byte> out);
-  Status set_binding(bool present);
+  // Stores the journal's UUID and generation in the file's binding attribute.
+  Status set_binding();
 
   std::unique_ptr<File> base_;
   std::unique_ptr<File> journal_;
@@ -134,6 +140,7 @@ class JournaledFile : private RecoveredImage {
   bool inplace_unsynced_ = false;     // in-place writes since the last base sync
   bool first_commit_done_ = false;    // journal's directory entry and the binding are durable
   bool session_noted_ = false;
+  bool binding_set_ = false;          // this session set the binding attribute
   Status failed_;                     // fail-stop: the first error that poisoned the file
 };
 

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "driver.h"
+#include "recovery.h"
 #include "h5journal.h"
 #include "journaled_file.h"
 #include "posix_file.h"
@@ -116,23 +117,6 @@ Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
   return c;
 }
 
-JournalOptions engine_options(const std::string& name, const H5FD_journal_fapl_t& c, FileSystem& fs) {
-  JournalOptions o;
-  o.fs = &fs;
-  o.journal_path = journal_path_for(name, c);
-  o.ring = RingOptions{c.ring_buffers, size_t(c.buffer_size), bool(c.durable)};
-  o.engine = c.io_engine == H5FD_JOURNAL_IO_URING ? IoEngine::kUring
-             : c.io_engine == H5FD_JOURNAL_IO_SYNC ? IoEngine::kSync
-                                                   : IoEngine::kAuto;
-  o.checkpoint_bytes = c.checkpoint_bytes;
-  o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
-  o.after_replay = [](RecoveredImage& image) {
-    // Recovery must leave a file that opens without h5clear.
-    return clear_status_flags(image, UINT64_MAX / 4);
-  };
-  return o;
-}
-
 Access access_for(unsigned flags) {
   if (!(flags & H5F_ACC_RDWR)) return Access::kReadOnly;
   if (flags & H5F_ACC_EXCL) return Access::kCreateExclusive;
@@ -150,7 +134,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
   auto config = config_from_fapl(fapl);
   if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
   FileSystem& fs = filesystem_for(fapl);
-  JournalOptions opts = engine_options(name, *config, fs);
+  JournalOptions opts = journal_options_for(name, *config, fs);
   Access access = access_for(flags);
   if (access != Access::kCreateTruncate && !fs.exists(opts.journal_path)) {
     if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)

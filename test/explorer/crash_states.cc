@@ -1,0 +1,153 @@
+#include "crash_states.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+namespace h5j::explorer {
+namespace {
+
+// One incarnation of a file: a create starts a new one.
+struct Incarnation {
+  MemNode durable;
+  std::vector<const Op*> pending;  // writes, truncates and xattr changes not yet durable
+};
+
+void apply(MemNode& node, const Op& op) {
+  switch (op.kind) {
+    case Op::kWrite:
+      if (node.data.size() < op.offset + op.bytes.size()) node.data.resize(op.offset + op.bytes.size());
+      std::memcpy(node.data.data() + op.offset, op.bytes.data(), op.bytes.size());
+      break;
+    case Op::kTruncate: node.data.resize(op.offset); break;
+    case Op::kSetXattr: node.xattrs[op.name] = op.value; break;
+    case Op::kRemoveXattr: node.xattrs.erase(op.name); break;
+    default: break;
+  }
+}
+
+// Makes durable the pending operations a sync covers.
+void sync(Incarnation& inc, bool all) {
+  std::vector<const Op*> rest;
+  for (const Op* op : inc.pending) {
+    bool xattr = op->kind == Op::kSetXattr || op->kind == Op::kRemoveXattr;
+    if (xattr && !all) rest.push_back(op);
+    else apply(inc.durable, *op);
+  }
+  inc.pending = std::move(rest);
+}
+
+// A write cut at a sector boundary inside it; the rest old, zero or garbage.
+void apply_torn(MemNode& node, const Op& op, std::mt19937_64& rng) {
+  uint64_t sector = rng() % 2 ? 512 : 4096;
+  uint64_t first = (op.offset / sector + 1) * sector, end = op.offset + op.bytes.size();
+  if (first >= end) return apply(node, op);  // within one sector: written whole or not at all
+  uint64_t cuts = (end - 1 - first) / sector + 1;
+  uint64_t at = first + (rng() % cuts) * sector;
+  Op head = op;
+  head.bytes.resize(at - op.offset);
+  apply(node, head);
+  int rest = int(rng() % 3);
+  if (rest == 0) return;  // old bytes stay
+  Op tail = op;
+  tail.offset = at;
+  tail.bytes.assign(op.bytes.begin() + ptrdiff_t(at - op.offset), op.bytes.end());
+  for (auto& b : tail.bytes) b = rest == 1 ? std::byte(0) : std::byte(rng());
+  apply(node, tail);
+}
+
+// Which of `pending` reach the disk, and in what order.
+std::vector<const Op*> survivors(const std::vector<const Op*>& pending, std::mt19937_64& rng) {
+  std::vector<const Op*> out;
+  switch (rng() % 3) {
+    case 0: {  // in-order writeback, cut anywhere
+      size_t n = pending.empty() ? 0 : rng() % (pending.size() + 1);
+      out.assign(pending.begin(), pending.begin() + ptrdiff_t(n));
+      break;
+    }
+    case 1:  // any subset, in order
+      for (const Op* op : pending)
+        if (rng() % 2) out.push_back(op);
+      break;
+    default:  // any subset, any order
+      for (const Op* op : pending)
+        if (rng() % 2) out.push_back(op);
+      std::shuffle(out.begin(), out.end(), rng);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CrashSpec::describe() const {
+  return "--cut " + std::to_string(cut) + (everything ? " --everything" : " --crash-seed " + std::to_string(seed));
+}
+
+std::vector<size_t> sync_points(const std::vector<Op>& trace) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].is_sync()) out.push_back(i + 1);  // cut just after the sync
+  return out;
+}
+
+Image materialize(const Image& initial, const std::vector<Op>& trace, const CrashSpec& spec) {
+  std::vector<Incarnation> incs;
+  std::map<std::string, size_t> durable_ns, live_ns;  // path -> incarnation
+  for (const auto& [path, node] : initial) {
+    incs.push_back({node, {}});
+    durable_ns[path] = live_ns[path] = incs.size() - 1;
+  }
+  std::vector<std::pair<const Op*, size_t>> ns_pending;  // create/remove, incarnation
+  for (size_t i = 0; i < spec.cut && i < trace.size(); ++i) {
+    const Op& op = trace[i];
+    switch (op.kind) {
+      case Op::kCreate:
+        incs.push_back({});
+        live_ns[op.path] = incs.size() - 1;
+        ns_pending.emplace_back(&op, incs.size() - 1);
+        break;
+      case Op::kRemove:
+        ns_pending.emplace_back(&op, live_ns[op.path]);
+        live_ns.erase(op.path);
+        break;
+      case Op::kSyncDir:
+        for (auto& [o, inc] : ns_pending) {
+          if (o->kind == Op::kCreate) durable_ns[o->path] = inc;
+          else durable_ns.erase(o->path);
+        }
+        ns_pending.clear();
+        break;
+      case Op::kSyncData:
+      case Op::kSyncAll:
+        if (live_ns.count(op.path)) sync(incs[live_ns[op.path]], op.kind == Op::kSyncAll);
+        break;
+      default:
+        if (live_ns.count(op.path)) incs[live_ns[op.path]].pending.push_back(&op);
+    }
+  }
+  std::mt19937_64 rng(spec.seed);
+  // The namespace: durable entries plus the surviving pending changes, in order.
+  std::map<std::string, size_t> ns = durable_ns;
+  for (auto& [o, inc] : ns_pending) {
+    if (!spec.everything && rng() % 2) continue;
+    if (o->kind == Op::kCreate) ns[o->path] = inc;
+    else ns.erase(o->path);
+  }
+  Image out;
+  for (const auto& [path, index] : ns) {
+    Incarnation& inc = incs[index];
+    MemNode node = inc.durable;
+    if (spec.everything) {
+      for (const Op* op : inc.pending) apply(node, *op);
+    } else {
+      for (const Op* op : survivors(inc.pending, rng)) {
+        if (op->kind == Op::kWrite && rng() % 5 == 0) apply_torn(node, *op, rng);
+        else apply(node, *op);
+      }
+    }
+    out[path] = std::move(node);
+  }
+  return out;
+}
+
+}  // namespace h5j::explorer

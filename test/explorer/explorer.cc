@@ -1,0 +1,292 @@
+// The crash-state explorer.  Runs real HDF5 workloads above the journal
+// driver over a recording in-memory file system, then materialises crash
+// states from the recording (every prefix cut at a sync, and seeded random
+// subsets, reorderings and tears of the unsynced writes) and checks each:
+//
+//  1. recovery (recover_file: the code open-time recovery and h5recover use)
+//     gives a file whose contents equal the snapshot of some commit k, with
+//     k no lower than the last commit acknowledged at the cut and no higher
+//     than the last one started; every object in it is readable; no journal
+//     is left;
+//  2. recovering the same state twice gives byte-identical files;
+//  3. for a sample of states, recovery itself is recorded and cut (prefixes
+//     and random crash states of the recovery), and recovering again gives
+//     the same file.
+// Any failure prints a command that replays exactly that state.
+#include <hdf5.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <unordered_map>
+
+#include "crash_states.h"
+#include "driver.h"
+#include "mem_fs.h"
+#include "recovery.h"
+#include "snapshot.h"
+#include "workloads.h"
+
+using namespace h5j;
+using namespace h5j::explorer;
+
+namespace {
+
+const std::string kFile = "w.h5";
+const std::string kJournal = "w.h5.jnl";
+
+struct Options {
+  std::string workload = "all";
+  uint64_t states = 10000;
+  uint64_t seed = 1;
+  int recovery_every = 25;  // crash recovery itself for every N-th state
+  // Replaying one state:
+  int64_t cut = -1;
+  bool everything = false;
+  uint64_t crash_seed = 0;
+};
+
+H5FD_journal_fapl_t config_for(const Workload& w) {
+  H5FD_journal_fapl_t c;
+  H5Pget_fapl_journal_defaults(&c);
+  c.ring_buffers = 2;
+  c.buffer_size = 64 << 10;
+  c.io_engine = H5FD_JOURNAL_IO_SYNC;
+  c.checkpoint_bytes = w.checkpoint_bytes;
+  return c;
+}
+
+struct Recording : CommitLog {
+  std::vector<Op>* trace = nullptr;
+  std::vector<size_t> started, acked;  // trace length when each commit started / returned
+  std::vector<std::string> snapshots;
+  void before_commit() override { started.push_back(trace->size()); }
+  void after_commit(const std::string& s) override {
+    acked.push_back(trace->size());
+    snapshots.push_back(s);
+  }
+  // The last commit acknowledged (or started) within the first `cut` operations; -1: none.
+  static int last_within(const std::vector<size_t>& at, size_t cut) {
+    int k = -1;
+    for (size_t i = 0; i < at.size(); ++i)
+      if (at[i] <= cut) k = int(i);
+    return k;
+  }
+};
+
+struct Outcome {
+  bool ok = false;
+  std::string error;
+  std::vector<std::byte> file;  // the recovered HDF5 file
+  bool journal_left = false;
+  bool binding_left = false;
+};
+
+Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std::vector<Op>* record = nullptr) {
+  MemFileSystem fs(image);
+  if (record != nullptr) fs.record_into(record);
+  auto r = recover_file(kFile, journal_options_for(kFile, config, fs));
+  Outcome out;
+  out.ok = r.is_ok();
+  if (!r) out.error = r.status().message();
+  Image after = fs.image();
+  if (after.count(kFile)) {
+    out.file = after[kFile].data;
+    out.binding_left = !after[kFile].xattrs.empty();
+  }
+  out.journal_left = after.count(kJournal) > 0;
+  return out;
+}
+
+struct Stats {
+  uint64_t states = 0, prefix_states = 0, random_states = 0, recovery_states = 0, distinct_images = 0,
+           before_first_commit = 0;
+};
+
+class Explorer {
+ public:
+  Explorer(const Workload& w, const Options& o) : w_(w), o_(o), config_(config_for(w)) {}
+
+  bool record() {
+    trace_.clear();
+    MemFileSystem fs;
+    fs.record_into(&trace_);
+    hid_t driver = register_driver_with(fs);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_driver(fapl, driver, &config_);
+    rec_.trace = &trace_;
+    w_.run(fapl, kFile, rec_);
+    H5Pclose(fapl);
+    return true;
+  }
+
+  // Checks one crash state; prints why and how to replay it on failure.
+  bool check(const CrashSpec& spec, bool with_recovery_crashes, bool verbose) {
+    verbose_ = verbose;
+    ++stats_.states;
+    Image image = materialize({}, trace_, spec);
+    Outcome first = recover_image(image, config_);
+    Outcome second = recover_image(image, config_);
+    int acked = Recording::last_within(rec_.acked, spec.cut);
+    int started = Recording::last_within(rec_.started, spec.cut);
+    if (acked < 0) ++stats_.before_first_commit;
+    auto fail = [&](const std::string& why) {
+      std::printf("FAIL [%s] %s: %s\n  acknowledged commit %d, started %d\n  replay: explorer --workload %s --seed %llu %s\n",
+                  w_.name.c_str(), spec.describe().c_str(), why.c_str(), acked, started, w_.name.c_str(),
+                  (unsigned long long)o_.seed, spec.describe().c_str());
+      return false;
+    };
+    if (first.ok != second.ok || first.file != second.file || first.journal_left != second.journal_left)
+      return fail("recovering the same state twice gave different results");
+    if (acked < 0) return true;  // nothing was promised yet
+    if (!first.ok) return fail("recovery failed: " + first.error);
+    if (first.journal_left) return fail("a journal was left after recovery");
+    if (first.binding_left) return fail("the journal binding attribute was left after recovery");
+    int k = commit_of(first.file);
+    if (verbose) std::printf("recovered to commit %d (acknowledged %d, started %d)\n", k, acked, started);
+    if (k == -2) return fail("the recovered file is not readable as HDF5");
+    if (k == -1) return fail("the recovered file matches no commit");
+    if (k < acked || k > started)
+      return fail("the recovered file is commit " + std::to_string(k) + ", outside [" + std::to_string(acked) + ", " +
+                  std::to_string(started) + "]");
+    if (with_recovery_crashes) return check_recovery_crashes(spec, image, first);
+    return true;
+  }
+
+  // Crashes recovery itself, then recovers again.
+  bool check_recovery_crashes(const CrashSpec& spec, const Image& image, const Outcome& clean) {
+    std::vector<Op> rtrace;
+    recover_image(image, config_, &rtrace);
+    std::vector<CrashSpec> cuts;
+    for (size_t c : sync_points(rtrace)) cuts.push_back({c, true, 0});
+    std::mt19937_64 rng(spec.seed ^ 0x9e3779b97f4a7c15ull);
+    for (int i = 0; i < 4; ++i) cuts.push_back({size_t(rng() % (rtrace.size() + 1)), false, rng()});
+    for (const CrashSpec& c : cuts) {
+      ++stats_.recovery_states;
+      Outcome again = recover_image(materialize(image, rtrace, c), config_);
+      if (!again.ok || again.file != clean.file || again.journal_left || again.binding_left) {
+        if (verbose_) dump(image, rtrace, c);
+        std::printf("FAIL [%s] %s: a crash during recovery (%s) then recovery %s\n  replay: explorer --workload %s --seed %llu %s\n",
+                    w_.name.c_str(), spec.describe().c_str(), c.describe().c_str(),
+                    again.ok ? "gave a different file" : ("failed: " + again.error).c_str(), w_.name.c_str(),
+                    (unsigned long long)o_.seed, spec.describe().c_str());
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static void dump(const Image& image, const std::vector<Op>& trace, const CrashSpec& c) {
+    static const char* kinds[] = {"write", "truncate", "sync_data", "sync_all", "create", "remove", "sync_dir", "set_xattr", "remove_xattr"};
+    for (const auto& [path, node] : image) {
+      std::printf("  image %s: %zu bytes, xattrs %zu", path.c_str(), node.data.size(), node.xattrs.size());
+      if (path == kJournal && node.data.size() >= 4096) {
+        for (uint64_t slot : {0, 2048}) {
+          std::printf(" [slot %llu gen %u uuid %02x%02x]", (unsigned long long)slot, unsigned(node.data[slot + 16]),
+                      unsigned(node.data[slot + 32]), unsigned(node.data[slot + 33]));
+        }
+      }
+      for (const auto& [k, v] : node.xattrs) std::printf(" xattr uuid %02x%02x gen %u", (unsigned char)v[0], (unsigned char)v[1], unsigned((unsigned char)v[16]));
+      std::printf("\n");
+    }
+    for (size_t i = 0; i < trace.size() && i < c.cut + 3; ++i)
+      std::printf("  %s%zu %s %s off %llu len %zu\n", i < c.cut ? " " : "*", i, kinds[trace[i].kind], trace[i].path.c_str(),
+                  (unsigned long long)trace[i].offset, trace[i].bytes.size());
+  }
+
+  // Which commit's snapshot the image matches: -1 none, -2 unreadable.
+  int commit_of(const std::vector<std::byte>& file) {
+    std::string key(reinterpret_cast<const char*>(file.data()), file.size());
+    auto it = verdicts_.find(key);
+    if (it != verdicts_.end()) return it->second;
+    ++stats_.distinct_images;
+    auto desc = describe_image(file);
+    int k = desc ? -1 : -2;
+    // The newest matching commit: equal snapshots (nothing changed) are interchangeable.
+    if (desc)
+      for (size_t i = 0; i < rec_.snapshots.size(); ++i)
+        if (rec_.snapshots[i] == *desc) k = int(i);
+    verdicts_.emplace(std::move(key), k);
+    return k;
+  }
+
+  int explore(uint64_t quota, uint64_t seed) {
+    int failures = 0;
+    std::vector<CrashSpec> specs;
+    for (size_t c : sync_points(trace_)) specs.push_back({c, true, 0});
+    specs.push_back({trace_.size(), true, 0});
+    stats_.prefix_states = specs.size();
+    std::mt19937_64 rng(seed);
+    while (specs.size() < quota) specs.push_back({size_t(rng() % (trace_.size() + 1)), false, rng()});
+    stats_.random_states = specs.size() - stats_.prefix_states;
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (!check(specs[i], o_.recovery_every > 0 && i % size_t(o_.recovery_every) == 0, false) && ++failures >= 5)
+        break;
+    return failures;
+  }
+
+  const Stats& stats() const { return stats_; }
+  size_t trace_size() const { return trace_.size(); }
+  size_t commits() const { return rec_.acked.size(); }
+
+ private:
+  const Workload& w_;
+  Options o_;
+  H5FD_journal_fapl_t config_;
+  std::vector<Op> trace_;
+  Recording rec_;
+  Stats stats_;
+  std::unordered_map<std::string, int> verdicts_;
+  bool verbose_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Crash-state explorer for the h5journal driver"};
+  app.add_option("--workload", o.workload, "a workload name, or all");
+  app.add_option("--states", o.states, "crash states to check, across the workloads");
+  app.add_option("--seed", o.seed, "seed of the random crash states");
+  app.add_option("--recovery-every", o.recovery_every, "also crash recovery itself for every N-th state (0: never)");
+  app.add_option("--cut", o.cut, "replay one state: operations issued before the crash");
+  app.add_flag("--everything", o.everything, "replay one state: every issued operation reached the disk");
+  app.add_option("--crash-seed", o.crash_seed, "replay one state: which unsynced operations survived");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<const Workload*> chosen;
+  for (const auto& w : workloads())
+    if (o.workload == "all" || o.workload == w.name) chosen.push_back(&w);
+  if (chosen.empty()) {
+    std::fprintf(stderr, "explorer: no workload named %s\n", o.workload.c_str());
+    return 2;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  int failures = 0;
+  Stats total;
+  for (const Workload* w : chosen) {
+    Explorer ex(*w, o);
+    ex.record();
+    if (o.cut >= 0) {
+      bool ok = ex.check({size_t(o.cut), o.everything, o.crash_seed}, true, true);
+      std::printf("%s\n", ok ? "state OK" : "state FAILED");
+      return ok ? 0 : 1;
+    }
+    failures += ex.explore(o.states / chosen.size(), o.seed + std::hash<std::string>{}(w->name));
+    const Stats& s = ex.stats();
+    std::printf("%-12s %5zu operations, %2zu commits: %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
+                "%llu distinct recovered files, %llu before the first commit\n",
+                w->name.c_str(), ex.trace_size(), ex.commits(), (unsigned long long)s.states,
+                (unsigned long long)s.prefix_states, (unsigned long long)s.random_states,
+                (unsigned long long)s.recovery_states, (unsigned long long)s.distinct_images,
+                (unsigned long long)s.before_first_commit);
+    total.states += s.states;
+    total.recovery_states += s.recovery_states;
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("explorer: %llu crash states and %llu recovery-crash states in %.1f s, seed %llu: %d lost or damaged\n",
+              (unsigned long long)total.states, (unsigned long long)total.recovery_states, secs,
+              (unsigned long long)o.seed, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,144 @@
+#include "mem_fs.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace h5j::explorer {
+namespace {
+
+class MemFile : public File {
+ public:
+  MemFile(MemFileSystem& fs, std::string path, std::shared_ptr<MemNode> node, bool writable)
+      : fs_(fs), path_(std::move(path)), node_(std::move(node)), writable_(writable) {}
+  ~MemFile() override { (void)unlock(); }
+
+  const std::string& path() const override { return path_; }
+
+  Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
+    if (offset >= node_->data.size()) return size_t(0);
+    size_t n = std::min<uint64_t>(out.size(), node_->data.size() - offset);
+    std::memcpy(out.data(), node_->data.data() + offset, n);
+    return n;
+  }
+  Status write_at(uint64_t offset, std::span<const std::byte> data) override {
+    if (!writable_) return Status(Code::kIoError, "write " + path_ + ": read-only");
+    if (node_->data.size() < offset + data.size()) node_->data.resize(offset + data.size());
+    std::memcpy(node_->data.data() + offset, data.data(), data.size());
+    fs_.record(Op{Op::kWrite, path_, offset, std::vector<std::byte>(data.begin(), data.end()), {}, {}});
+    return Status::ok();
+  }
+  Status sync_data() override {
+    fs_.record(Op{Op::kSyncData, path_, 0, {}, {}, {}});
+    return Status::ok();
+  }
+  Status sync_all() override {
+    fs_.record(Op{Op::kSyncAll, path_, 0, {}, {}, {}});
+    return Status::ok();
+  }
+  Status truncate(uint64_t size) override {
+    node_->data.resize(size);
+    fs_.record(Op{Op::kTruncate, path_, size, {}, {}, {}});
+    return Status::ok();
+  }
+  Result<uint64_t> size() override { return uint64_t(node_->data.size()); }
+  Status try_lock(LockMode mode) override {
+    H5J_RETURN_IF_ERROR(unlock());
+    if (node_->exclusive_lock || (mode == LockMode::kExclusive && node_->shared_locks > 0))
+      return Status(Code::kBusy, path_ + " is locked by another open handle");
+    if (mode == LockMode::kExclusive) node_->exclusive_lock = true;
+    else ++node_->shared_locks;
+    held_ = mode;
+    holding_ = true;
+    return Status::ok();
+  }
+  Status unlock() override {
+    if (!holding_) return Status::ok();
+    if (held_ == LockMode::kExclusive) node_->exclusive_lock = false;
+    else --node_->shared_locks;
+    holding_ = false;
+    return Status::ok();
+  }
+  Result<std::optional<std::string>> get_xattr(const std::string& name) override {
+    auto it = node_->xattrs.find(name);
+    if (it == node_->xattrs.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
+  }
+  Result<bool> set_xattr(const std::string& name, const std::string& value) override {
+    node_->xattrs[name] = value;
+    fs_.record(Op{Op::kSetXattr, path_, 0, {}, name, value});
+    return true;
+  }
+  Status remove_xattr(const std::string& name) override {
+    if (node_->xattrs.erase(name) > 0) fs_.record(Op{Op::kRemoveXattr, path_, 0, {}, name, {}});
+    return Status::ok();
+  }
+  Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override {
+    H5J_RETURN_IF_ERROR(write_at(offset, data));
+    return ++tickets_;
+  }
+  Status wait_write(uint64_t) override { return Status::ok(); }
+  Status sync_after_writes() override { return sync_data(); }
+  const char* engine_name() const override { return "memory"; }
+
+ private:
+  MemFileSystem& fs_;
+  std::string path_;
+  std::shared_ptr<MemNode> node_;
+  bool writable_;
+  bool holding_ = false;
+  LockMode held_ = LockMode::kShared;
+  uint64_t tickets_ = 0;
+};
+
+}  // namespace
+
+MemFileSystem::MemFileSystem(const Image& image) {
+  for (const auto& [path, node] : image) {
+    nodes_[path] = std::make_shared<MemNode>(node);
+    nodes_[path]->inode = next_inode_++;
+    nodes_[path]->shared_locks = 0;
+    nodes_[path]->exclusive_lock = false;
+  }
+}
+
+Image MemFileSystem::image() const {
+  Image out;
+  for (const auto& [path, node] : nodes_) out[path] = *node;
+  return out;
+}
+
+Result<std::unique_ptr<File>> MemFileSystem::open(const std::string& path, OpenMode mode, IoEngine) {
+  auto it = nodes_.find(path);
+  bool create = mode == OpenMode::kCreate || mode == OpenMode::kCreateTruncate || mode == OpenMode::kCreateExclusive;
+  if (it == nodes_.end()) {
+    if (!create) return Status(Code::kMissing, "open " + path + ": no such file");
+    auto node = std::make_shared<MemNode>();
+    node->inode = next_inode_++;
+    it = nodes_.emplace(path, node).first;
+    record(Op{Op::kCreate, path, 0, {}, {}, {}});
+  } else if (mode == OpenMode::kCreateExclusive) {
+    return Status(Code::kIoError, "open " + path + ": File exists");
+  } else if (mode == OpenMode::kCreateTruncate && !it->second->data.empty()) {
+    it->second->data.clear();
+    record(Op{Op::kTruncate, path, 0, {}, {}, {}});
+  }
+  return std::unique_ptr<File>(new MemFile(*this, path, it->second, mode != OpenMode::kReadOnly));
+}
+
+Result<FileId> MemFileSystem::id(const std::string& path) {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return Status(Code::kMissing, "stat " + path + ": no such file");
+  return FileId{1, it->second->inode};
+}
+
+Status MemFileSystem::remove(const std::string& path) {
+  if (nodes_.erase(path) > 0) record(Op{Op::kRemove, path, 0, {}, {}, {}});
+  return Status::ok();
+}
+
+Status MemFileSystem::sync_dir(const std::string& path) {
+  record(Op{Op::kSyncDir, path, 0, {}, {}, {}});
+  return Status::ok();
+}
+
+}  // namespace h5j::explorer

@@ -1,0 +1,62 @@
+// An in-memory file system behind the I/O seam, optionally recording every
+// operation (with its data, in issue order) for the crash-state explorer.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "file.h"
+
+namespace h5j::explorer {
+
+// One recorded operation.  Writes and truncates become durable at the next
+// kSyncData/kSyncAll of their file, xattr changes only at kSyncAll, and
+// creates and removes at the next kSyncDir: what a disk keeps.
+struct Op {
+  enum Kind { kWrite, kTruncate, kSyncData, kSyncAll, kCreate, kRemove, kSyncDir, kSetXattr, kRemoveXattr };
+  Kind kind;
+  std::string path;
+  uint64_t offset = 0;  // write: where; truncate: the new size
+  std::vector<std::byte> bytes;
+  std::string name, value;  // xattr
+  bool is_sync() const { return kind == kSyncData || kind == kSyncAll || kind == kSyncDir; }
+};
+
+struct MemNode {
+  std::vector<std::byte> data;
+  std::map<std::string, std::string> xattrs;
+  uint64_t inode = 0;
+  int shared_locks = 0;
+  bool exclusive_lock = false;
+};
+
+// A snapshot of a file system's contents: what the explorer materialises.
+using Image = std::map<std::string, MemNode>;
+
+class MemFileSystem : public FileSystem {
+ public:
+  MemFileSystem() = default;
+  explicit MemFileSystem(const Image& image);
+  // From now on, every mutating operation is appended to `log`.
+  void record_into(std::vector<Op>* log) { log_ = log; }
+  Image image() const;
+
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override;
+  bool exists(const std::string& path) override { return nodes_.count(path) > 0; }
+  Result<FileId> id(const std::string& path) override;
+  Status remove(const std::string& path) override;
+  Status sync_dir(const std::string& path) override;
+
+  void record(Op op) {
+    if (log_ != nullptr) log_->push_back(std::move(op));
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<MemNode>> nodes_;
+  std::vector<Op>* log_ = nullptr;
+  uint64_t next_inode_ = 1;
+};
+
+}  // namespace h5j::explorer

@@ -1,0 +1,205 @@
+#include "workloads.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+
+#include "snapshot.h"
+
+namespace h5j::explorer {
+namespace {
+
+void must(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "explorer workload: %s failed\n", what);
+    std::exit(3);
+  }
+}
+
+// Snapshot, then H5Fflush: a commit the log hears about.
+void flush_commit(hid_t f, CommitLog& log) {
+  auto snap = describe_file(f);
+  must(snap.has_value(), "snapshot");
+  log.before_commit();
+  must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+  log.after_commit(*snap);
+}
+
+void close_commit(hid_t f, CommitLog& log) {
+  auto snap = describe_file(f);
+  must(snap.has_value(), "snapshot");
+  log.before_commit();
+  must(H5Fclose(f) >= 0, "H5Fclose");
+  log.after_commit(*snap);
+}
+
+void write_doubles(hid_t loc, const char* name, std::vector<double> v, hid_t dcpl = H5P_DEFAULT) {
+  hsize_t n = v.size();
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  hid_t ds = H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  must(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, name);
+  H5Dclose(ds);
+  H5Sclose(space);
+}
+
+void overwrite_doubles(hid_t f, const char* name, double value) {
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  hid_t space = H5Dget_space(ds);
+  std::vector<double> v(size_t(H5Sget_simple_extent_npoints(space)), value);
+  must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, name);
+  H5Sclose(space);
+  H5Dclose(ds);
+}
+
+void set_int_attr(hid_t obj, const char* name, int value) {
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT);
+  must(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &value) >= 0, name);
+  H5Aclose(a);
+  H5Sclose(space);
+}
+
+void set_label(hid_t obj, const std::string& text) {
+  hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  hid_t space = H5Screate(H5S_SCALAR);
+  const char* p = text.c_str();
+  hid_t a = H5Acreate2(obj, "label", type, space, H5P_DEFAULT, H5P_DEFAULT);
+  must(a >= 0 && H5Awrite(a, type, &p) >= 0, "label");
+  H5Aclose(a);
+  H5Sclose(space);
+  H5Tclose(type);
+}
+
+void append_row(hid_t f, int k) {
+  hid_t ds = H5Dopen2(f, "/series", H5P_DEFAULT);
+  hsize_t dims[2] = {hsize_t(k + 1), 16};
+  must(H5Dset_extent(ds, dims) >= 0, "extend /series");
+  hid_t fs = H5Dget_space(ds);
+  hsize_t start[2] = {hsize_t(k), 0}, count[2] = {1, 16};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(2, count, nullptr);
+  double row[16];
+  for (int j = 0; j < 16; ++j) row[j] = k * 100.0 + j;
+  must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, row) >= 0, "write /series");
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+}
+
+// Timesteps: groups, attributes (VL strings too), a chunked compressed
+// extendible series, a dataset overwritten in place every step, and one
+// deleted and recreated every step (space reuse).
+void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, int elems) {
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  H5Gclose(H5Gcreate2(f, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  hsize_t dims[2] = {0, 16}, maxdims[2] = {H5S_UNLIMITED, 16}, chunk[2] = {4, 16};
+  hid_t space = H5Screate_simple(2, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, chunk);
+  H5Pset_deflate(dcpl, 1);
+  H5Dclose(H5Dcreate2(f, "/series", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  write_doubles(f, "/counter", std::vector<double>(size_t(elems), -1.0));
+  set_int_attr(f, "last_step", -1);
+  flush_commit(f, log);
+  for (int k = 0; k < steps; ++k) {
+    overwrite_doubles(f, "/counter", k);
+    std::string name = "/steps/step_" + std::to_string(k);
+    std::vector<double> v(static_cast<size_t>(elems));
+    std::iota(v.begin(), v.end(), k * 1e6);
+    write_doubles(f, name.c_str(), v);
+    if (k % 4 == 3) {
+      H5Ldelete(f, name.c_str(), H5P_DEFAULT);
+      v.resize(v.size() * 3 / 2, k);
+      write_doubles(f, name.c_str(), v);
+    }
+    hid_t ds = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+    set_int_attr(ds, "step", k);
+    set_label(ds, "step " + std::to_string(k));
+    H5Dclose(ds);
+    append_row(f, k);
+    if (H5Lexists(f, "/latest", H5P_DEFAULT) > 0) H5Ldelete(f, "/latest", H5P_DEFAULT);
+    write_doubles(f, "/latest", std::vector<double>(size_t((k * 3 % 7 + 1) * elems / 4), k));
+    set_int_attr(f, "last_step", k);
+    flush_commit(f, log);
+  }
+  H5Ldelete(f, "/steps/step_0", H5P_DEFAULT);
+  set_int_attr(f, "last_step", steps);
+  close_commit(f, log);
+}
+
+void small_steps(hid_t fapl, const std::string& file, CommitLog& log) { timesteps(fapl, file, log, 10, 256); }
+void checkpointing_steps(hid_t fapl, const std::string& file, CommitLog& log) { timesteps(fapl, file, log, 10, 1024); }
+
+// An existing file reopened: its metadata is journaled from the start.
+// Extend and shrink, overwrite, delete a group, VL sequences; v3 superblock.
+void reopen(hid_t fapl_in, const std::string& file, CommitLog& log) {
+  hid_t fapl = H5Pcopy(fapl_in);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  hid_t g = H5Gcreate2(f, "/old", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  write_doubles(g, "a", std::vector<double>(2000, 1.0));
+  H5Gclose(g);
+  hsize_t dims[1] = {500}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {100};
+  hid_t space = H5Screate_simple(1, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, chunk);
+  hid_t ds = H5Dcreate2(f, "/grow", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  std::vector<double> v(500, 2.0);
+  must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "grow");
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  close_commit(f, log);
+
+  for (int round = 0; round < 3; ++round) {
+    f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+    must(f >= 0, "H5Fopen");
+    overwrite_doubles(f, round % 2 ? "/grow" : "/old/a", 10.0 + round);
+    ds = H5Dopen2(f, "/grow", H5P_DEFAULT);
+    hsize_t nd[1] = {hsize_t(round % 2 ? 300 : 900)};
+    must(H5Dset_extent(ds, nd) >= 0, "set_extent");
+    H5Dclose(ds);
+    flush_commit(f, log);
+    hid_t vlt = H5Tvlen_create(H5T_NATIVE_INT);
+    hsize_t n = 8;
+    space = H5Screate_simple(1, &n, nullptr);
+    std::vector<std::vector<int>> rows(n);
+    std::vector<hvl_t> vl(n);
+    for (hsize_t i = 0; i < n; ++i) {
+      rows[i].assign(i + 1 + round, int(i) * (round + 1));
+      vl[i] = hvl_t{rows[i].size(), rows[i].data()};
+    }
+    std::string vname = "/vl" + std::to_string(round);
+    ds = H5Dcreate2(f, vname.c_str(), vlt, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    must(ds >= 0 && H5Dwrite(ds, vlt, H5S_ALL, H5S_ALL, H5P_DEFAULT, vl.data()) >= 0, "vlen");
+    H5Dclose(ds);
+    H5Sclose(space);
+    H5Tclose(vlt);
+    if (round == 2) H5Ldelete(f, "/old", H5P_DEFAULT);
+    set_int_attr(f, "round", round);
+    close_commit(f, log);
+  }
+  H5Pclose(fapl);
+}
+
+}  // namespace
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> all = {
+      {"timesteps", "10 steps of groups, attributes, chunked+compressed appends, overwrites, delete+recreate",
+       uint64_t(64) << 20, small_steps},
+      {"checkpoints", "the same with a 16 KiB checkpoint threshold: checkpoints every step or two",
+       uint64_t(16) << 10, checkpointing_steps},
+      {"reopen", "an existing v3 file reopened three times: extend/shrink, overwrite, delete, VL data",
+       uint64_t(24) << 10, reopen},
+  };
+  return all;
+}
+
+}  // namespace h5j::explorer

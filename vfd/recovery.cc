@@ -1,0 +1,40 @@
+#include "recovery.h"
+
+#include "config.h"
+#include "superblock.h"
+
+namespace h5j {
+
+std::function<Status(RecoveredImage&)> hdf5_recovery_fixups() {
+  return [](RecoveredImage& image) { return clear_status_flags(image, UINT64_MAX / 4); };
+}
+
+JournalOptions journal_options_for(const std::string& file, const H5FD_journal_fapl_t& c, FileSystem& fs) {
+  JournalOptions o;
+  o.fs = &fs;
+  o.journal_path = journal_path_for(file, c);
+  o.ring = RingOptions{c.ring_buffers, size_t(c.buffer_size), bool(c.durable)};
+  o.engine = c.io_engine == H5FD_JOURNAL_IO_URING ? IoEngine::kUring
+             : c.io_engine == H5FD_JOURNAL_IO_SYNC ? IoEngine::kSync
+                                                   : IoEngine::kAuto;
+  o.checkpoint_bytes = c.checkpoint_bytes;
+  o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
+  o.after_replay = hdf5_recovery_fixups();
+  return o;
+}
+
+Result<OpenReport> recover_file(const std::string& file, const JournalOptions& options) {
+  JournalOptions o = options;
+  o.recover_on_open = true;
+  o.after_replay = hdf5_recovery_fixups();
+  // Without a journal a read-only open changes nothing and still reports a
+  // journal that should exist and does not.
+  Access access = o.fs->exists(o.journal_path) ? Access::kReadWrite : Access::kReadOnly;
+  auto f = JournaledFile::open(file, access, o);
+  if (!f) return f.status();
+  OpenReport report = (*f)->report();
+  H5J_RETURN_IF_ERROR((*f)->close());
+  return report;
+}
+
+}  // namespace h5j
