@@ -22,6 +22,8 @@ class MemFile : public File {
   }
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
     if (!writable_) return Status(Code::kIoError, "write " + path_ + ": read-only");
+    if (offset + data.size() > fs_.max_file_size() || offset + data.size() < offset)
+      return Status::from_errno(ENOSPC, "write " + path_);
     if (node_->data.size() < offset + data.size()) node_->data.resize(offset + data.size());
     std::memcpy(node_->data.data() + offset, data.data(), data.size());
     fs_.record(Op{Op::kWrite, path_, offset, std::vector<std::byte>(data.begin(), data.end()), {}, {}});
@@ -36,6 +38,7 @@ class MemFile : public File {
     return Status::ok();
   }
   Status truncate(uint64_t size) override {
+    if (size > fs_.max_file_size()) return Status::from_errno(ENOSPC, "truncate " + path_);
     node_->data.resize(size);
     fs_.record(Op{Op::kTruncate, path_, size, {}, {}, {}});
     return Status::ok();

@@ -41,6 +41,10 @@ class MemFileSystem : public FileSystem {
   explicit MemFileSystem(const Image& image);
   // From now on, every mutating operation is appended to `log`.
   void record_into(std::vector<Op>* log) { log_ = log; }
+  // Writes and truncates beyond this size fail with ENOSPC (for fuzzing,
+  // where a hostile journal may name any address).
+  void limit_file_size(uint64_t bytes) { max_size_ = bytes; }
+  uint64_t max_file_size() const { return max_size_; }
   Image image() const;
 
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override;
@@ -57,6 +61,7 @@ class MemFileSystem : public FileSystem {
   std::map<std::string, std::shared_ptr<MemNode>> nodes_;
   std::vector<Op>* log_ = nullptr;
   uint64_t next_inode_ = 1;
+  uint64_t max_size_ = UINT64_MAX;
 };
 
 }  // namespace h5j::explorer
