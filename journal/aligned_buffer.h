@@ -1,30 +1,48 @@
-// RAII, page-aligned byte buffer (page alignment keeps O_DIRECT an option).
+// RAII, page-aligned byte buffer (page alignment keeps O_DIRECT an option),
+// from a Syscalls so that allocation failures can be injected.
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
-#include <memory>
-#include <new>
+#include <utility>
+
+#include "syscalls.h"
 
 namespace h5j {
 
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size) : size_(size) {
-    void* p = std::aligned_alloc(4096, (size + 4095) / 4096 * 4096);
-    if (p == nullptr) throw std::bad_alloc();
-    mem_.reset(static_cast<std::byte*>(p));
+  // Allocates `size` bytes; check valid().
+  AlignedBuffer(size_t size, Syscalls& sys) : sys_(&sys), size_(size) {
+    mem_ = static_cast<std::byte*>(sys.alloc_buffer(size));
   }
-  std::byte* data() { return mem_.get(); }
-  const std::byte* data() const { return mem_.get(); }
+  AlignedBuffer(AlignedBuffer&& o) noexcept
+      : sys_(o.sys_), mem_(std::exchange(o.mem_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      sys_ = o.sys_;
+      mem_ = std::exchange(o.mem_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  ~AlignedBuffer() { release(); }
+
+  bool valid() const { return mem_ != nullptr; }
+  std::byte* data() { return mem_; }
+  const std::byte* data() const { return mem_; }
   size_t size() const { return size_; }
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::byte, Free> mem_;
+  void release() {
+    if (mem_ != nullptr) sys_->free_buffer(mem_);
+    mem_ = nullptr;
+  }
+  Syscalls* sys_ = nullptr;
+  std::byte* mem_ = nullptr;
   size_t size_ = 0;
 };
 

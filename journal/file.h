@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "aligned_buffer.h"
 #include "status.h"
 
 namespace h5j {
@@ -57,6 +58,8 @@ class File {
   // Waits for every submitted write, then fdatasyncs.
   virtual Status sync_after_writes() = 0;
   virtual const char* engine_name() const = 0;
+  // Memory for I/O buffers, from the engine (which may align or register it).
+  virtual Result<AlignedBuffer> allocate_buffer(size_t size);
 };
 
 enum class OpenMode { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
@@ -87,6 +90,9 @@ class FileSystem {
 
 // The real file system (stateless; safe to share).
 FileSystem& posix_filesystem();
+
+// An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.
+Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what);
 
 // Reads exactly out.size() bytes or fails (end of file is an error here).
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out);

@@ -57,7 +57,9 @@ Result<std::unique_ptr<JournalReader>> JournalReader::open(File& file) {
 Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std::byte* hdr) {
   static constexpr size_t kPiece = 1 << 20;
   uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
-  AlignedBuffer piece(std::min<size_t>(kPiece, std::max<size_t>(h.payload_len, 1)));
+  auto buffer = file_.allocate_buffer(std::min<size_t>(kPiece, std::max<size_t>(h.payload_len, 1)));
+  if (!buffer) return buffer.status();
+  AlignedBuffer& piece = *buffer;
   uint64_t pos = h.lsn + kRecordHeaderSize;
   uint64_t left = h.payload_len;
   while (left > 0) {

@@ -12,14 +12,18 @@ JournalWriter::JournalWriter(File& file, const JournalHeader& header, RingOption
     : file_(file), header_(header), opts_(ring) {
   assert(ring.buffers >= 2 && ring.buffer_size >= kBlockSize);
   ring_.resize(ring.buffers);
-  for (auto& b : ring_) b.mem = AlignedBuffer(ring.buffer_size);
-  cur().base = kFirstRecordOffset;
   txn_ = header.first_txn - 1;
 }
 
 Result<std::unique_ptr<JournalWriter>> JournalWriter::start(File& file, const JournalHeader& header,
                                                             RingOptions ring, bool sync_header) {
   std::unique_ptr<JournalWriter> w(new JournalWriter(file, header, ring));
+  for (auto& b : w->ring_) {
+    auto mem = file.allocate_buffer(ring.buffer_size);
+    if (!mem) return mem.status();
+    b.mem = std::move(*mem);
+  }
+  w->cur().base = kFirstRecordOffset;
   H5J_RETURN_IF_ERROR(w->write_header_slot(header, sync_header));
   return w;
 }

@@ -19,11 +19,12 @@ Status PosixFile::error(int err, const char* op) const {
 
 Result<size_t> PosixFile::read_at(uint64_t offset, std::span<std::byte> out) {
   size_t done = 0;
+  int retries = 0;
   while (done < out.size()) {
     size_t want = std::min<size_t>(out.size() - done, SSIZE_MAX);
-    ssize_t n = ::pread(fd_.get(), out.data() + done, want, off_t(offset + done));
+    ssize_t n = sys_.pread(fd_.get(), out.data() + done, want, off_t(offset + done));
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if ((errno == EINTR || errno == EAGAIN) && ++retries < kMaxRetries) continue;
       return error(errno, "read");
     }
     if (n == 0) break;  // end of file
@@ -34,12 +35,13 @@ Result<size_t> PosixFile::read_at(uint64_t offset, std::span<std::byte> out) {
 
 Status PosixFile::write_at(uint64_t offset, std::span<const std::byte> data) {
   size_t done = 0;
+  int retries = 0;
   while (done < data.size()) {
     size_t want = std::min<size_t>(data.size() - done, SSIZE_MAX);
-    ssize_t n = ::pwrite(fd_.get(), data.data() + done, want, off_t(offset + done));
+    ssize_t n = sys_.pwrite(fd_.get(), data.data() + done, want, off_t(offset + done));
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return error(errno, "write");
+      if ((errno == EINTR || errno == EAGAIN) && ++retries < kMaxRetries) continue;
+      return error(errno, errno == EAGAIN ? "write (retries exhausted)" : "write");
     }
     if (n == 0) return error(EIO, "write (no progress)");
     done += size_t(n);
@@ -50,12 +52,12 @@ Status PosixFile::write_at(uint64_t offset, std::span<const std::byte> data) {
 Status PosixFile::sync_data() {
   // Never retried: after a failed fdatasync the kernel may have dropped the
   // dirty pages, and a second call would report success for lost data.
-  if (::fdatasync(fd_.get()) != 0) return error(errno, "fdatasync");
+  if (sys_.fdatasync(fd_.get()) != 0) return error(errno, "fdatasync");
   return Status::ok();
 }
 
 Status PosixFile::truncate(uint64_t size) {
-  if (::ftruncate(fd_.get(), off_t(size)) != 0) return error(errno, "truncate");
+  if (sys_.ftruncate(fd_.get(), off_t(size)) != 0) return error(errno, "truncate");
   return Status::ok();
 }
 
@@ -107,7 +109,7 @@ Status PosixFile::remove_xattr(const std::string& name) {
 }
 
 Status PosixFile::sync_all() {
-  if (::fsync(fd_.get()) != 0) return error(errno, "fsync");
+  if (sys_.fsync(fd_.get()) != 0) return error(errno, "fsync");
   return Status::ok();
 }
 
@@ -120,65 +122,65 @@ Status PosixFile::wait_write(uint64_t) { return Status::ok(); }
 
 // ---------------------------------------------------------------------------
 
-namespace {
-
-class PosixFileSystem : public FileSystem {
- public:
-  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override {
-    int flags = O_CLOEXEC;
-    switch (mode) {
-      case OpenMode::kReadOnly: flags |= O_RDONLY; break;
-      case OpenMode::kReadWrite: flags |= O_RDWR; break;
-      case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
-      case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
-      case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
-    }
-    int fd = ::open(path.c_str(), flags, 0666);
-    if (fd < 0) {
-      if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
-      return Status::from_errno(errno, "open " + path);
-    }
-    UniqueFd owned(fd);
-    struct stat st;
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-      return Status(Code::kInvalid, "open " + path + ": is a directory");
-    if (engine == IoEngine::kSync || mode == OpenMode::kReadOnly)
-      return std::unique_ptr<File>(new PosixFile(path, std::move(owned)));
-    return UringFile::open(path, std::move(owned), /*fallback=*/engine == IoEngine::kAuto);
+Result<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, OpenMode mode, IoEngine engine) {
+  int flags = O_CLOEXEC;
+  switch (mode) {
+    case OpenMode::kReadOnly: flags |= O_RDONLY; break;
+    case OpenMode::kReadWrite: flags |= O_RDWR; break;
+    case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
+    case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+    case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
   }
-
-  bool exists(const std::string& path) override {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
+  int fd = ::open(path.c_str(), flags, 0666);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
+    return Status::from_errno(errno, "open " + path);
   }
+  UniqueFd owned(fd);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return Status(Code::kInvalid, "open " + path + ": is a directory");
+  if (engine == IoEngine::kSync || mode == OpenMode::kReadOnly)
+    return std::unique_ptr<File>(new PosixFile(path, std::move(owned), sys_));
+  return UringFile::open(path, std::move(owned), sys_, /*fallback=*/engine == IoEngine::kAuto);
+}
 
-  Result<FileId> id(const std::string& path) override {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
-    return FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)};
-  }
+bool PosixFileSystem::exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
 
-  Status remove(const std::string& path) override {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
-    return Status::ok();
-  }
+Result<FileId> PosixFileSystem::id(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
+  return FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+}
 
-  Status sync_dir(const std::string& path) override {
-    auto slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
-    if (::fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
-    return Status::ok();
-  }
-};
+Status PosixFileSystem::remove(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
+  return Status::ok();
+}
 
-}  // namespace
+Status PosixFileSystem::sync_dir(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
+  if (sys_.fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
+  return Status::ok();
+}
 
 FileSystem& posix_filesystem() {
-  static PosixFileSystem fs;  // stateless
+  static PosixFileSystem fs;  // over the real calls; stateless
   return fs;
 }
+
+Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what) {
+  AlignedBuffer b(size, sys);
+  if (!b.valid()) return Status(Code::kNoSpace, "out of memory for a " + std::to_string(size) + "-byte buffer for " + what);
+  return b;
+}
+
+Result<AlignedBuffer> File::allocate_buffer(size_t size) { return h5j::allocate_buffer(real_syscalls(), size, path()); }
 
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out) {
   auto n = file.read_at(offset, out);

@@ -2,13 +2,15 @@
 #pragma once
 
 #include "file.h"
+#include "syscalls.h"
 #include "unique_fd.h"
 
 namespace h5j {
 
 class PosixFile : public File {
  public:
-  PosixFile(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  PosixFile(std::string path, UniqueFd fd, Syscalls& sys = real_syscalls())
+      : sys_(sys), path_(std::move(path)), fd_(std::move(fd)) {}
 
   const std::string& path() const override { return path_; }
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
@@ -27,10 +29,16 @@ class PosixFile : public File {
   Status sync_after_writes() override { return sync_data(); }
   const char* engine_name() const override { return "sync"; }
 
+  Result<AlignedBuffer> allocate_buffer(size_t size) override { return h5j::allocate_buffer(sys_, size, path_); }
+
   int fd() const { return fd_.get(); }
 
  protected:
   Status error(int err, const char* op) const;
+  Syscalls& sys_;
+  // EAGAIN and EINTR are retried, but not forever: a device that never makes
+  // progress must surface as an error, not a hang.
+  static constexpr int kMaxRetries = 1000;
 
  private:
   std::string path_;
@@ -40,6 +48,21 @@ class PosixFile : public File {
   // while after death, and a lock on it would outlive the process.
   UniqueFd lock_fd_;
   uint64_t next_ticket_ = 1;
+};
+
+// The real file system over a Syscalls (the real calls unless a test
+// injects faults below the engines).
+class PosixFileSystem : public FileSystem {
+ public:
+  explicit PosixFileSystem(Syscalls& sys = real_syscalls()) : sys_(sys) {}
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override;
+  bool exists(const std::string& path) override;
+  Result<FileId> id(const std::string& path) override;
+  Status remove(const std::string& path) override;
+  Status sync_dir(const std::string& path) override;
+
+ private:
+  Syscalls& sys_;
 };
 
 }  // namespace h5j

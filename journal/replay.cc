@@ -24,7 +24,9 @@ Result<ReplayPlan> plan_replay(JournalReader& reader) {
 Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base) {
   // Coalesce runs of adjacent extents into one buffer of up to kRun bytes.
   static constexpr size_t kRun = 8 << 20;
-  AlignedBuffer run(kRun);
+  auto buffer = base.allocate_buffer(kRun);
+  if (!buffer) return buffer.status();
+  AlignedBuffer& run = *buffer;
   uint64_t run_addr = 0;
   size_t run_len = 0;
   auto flush_run = [&]() -> Status {

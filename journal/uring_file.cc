@@ -5,16 +5,16 @@
 
 namespace h5j {
 
-Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd fd, bool fallback) {
-  std::unique_ptr<UringFile> f(new UringFile(path, std::move(fd)));
-  int rc = io_uring_queue_init(kQueueDepth, &f->ring_, 0);
+Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd fd, Syscalls& sys, bool fallback) {
+  std::unique_ptr<UringFile> f(new UringFile(path, std::move(fd), sys));
+  int rc = sys.uring_setup(kQueueDepth, &f->ring_);
   if (rc < 0) {
     if (!fallback)
       return Status::from_errno(-rc, "io_uring setup for " + path + " (set io_engine=sync or auto)");
     // PosixFile owns no ring; hand the descriptor over.
     UniqueFd moved(::dup(f->fd()));
     if (!moved.valid()) return Status::from_errno(errno, "dup " + path);
-    return std::unique_ptr<File>(new PosixFile(path, std::move(moved)));
+    return std::unique_ptr<File>(new PosixFile(path, std::move(moved), sys));
   }
   f->ring_ready_ = true;
   return std::unique_ptr<File>(std::move(f));
@@ -70,7 +70,7 @@ Status UringFile::reap_one() {
   while (rc == -EINTR);
   if (rc < 0) return error(-rc, "io_uring wait on");
   uint64_t ticket = io_uring_cqe_get_data64(cqe);
-  int res = cqe->res;
+  int res = sys_.uring_result(false, cqe->res);
   io_uring_cqe_seen(&ring_, cqe);
 
   Status status;
@@ -118,7 +118,7 @@ Status UringFile::submit_and_wait_fsync() {
   do rc = io_uring_wait_cqe(&ring_, &cqe);
   while (rc == -EINTR);
   if (rc < 0) return error(-rc, "io_uring wait on");
-  int res = cqe->res;
+  int res = sys_.uring_result(true, cqe->res);
   io_uring_cqe_seen(&ring_, cqe);
   if (res < 0) return error(-res, "fdatasync");  // never retried: see PosixFile::sync_data
   return Status::ok();

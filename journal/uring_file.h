@@ -18,7 +18,7 @@ class UringFile : public PosixFile {
  public:
   // Takes `fd`.  When io_uring is unavailable (EPERM under seccomp, ENOSYS,
   // io_uring_disabled) and `fallback` is set, returns a PosixFile instead.
-  static Result<std::unique_ptr<File>> open(const std::string& path, UniqueFd fd, bool fallback);
+  static Result<std::unique_ptr<File>> open(const std::string& path, UniqueFd fd, Syscalls& sys, bool fallback);
   ~UringFile() override;
 
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
@@ -37,14 +37,13 @@ class UringFile : public PosixFile {
     bool in_kernel = false;  // an SQE for it is submitted and its CQE not yet reaped
   };
 
-  UringFile(std::string path, UniqueFd fd) : PosixFile(std::move(path), std::move(fd)) {}
+  UringFile(std::string path, UniqueFd fd, Syscalls& sys) : PosixFile(std::move(path), std::move(fd), sys) {}
   Status queue_write(Pending& p);
   Status reap_one();
   bool any_in_kernel() const;
   Status submit_and_wait_fsync();
 
   static constexpr unsigned kQueueDepth = 64;
-  static constexpr int kMaxRetries = 1000;
 
   io_uring ring_{};
   bool ring_ready_ = false;

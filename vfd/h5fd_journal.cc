@@ -57,6 +57,20 @@ herr_t push_error(const char* func, hid_t minor, const std::string& message) {
   return -1;
 }
 
+// Runs a callback body; an exception (std::bad_alloc from a growing map, say)
+// must not unwind through HDF5's C frames, so it becomes an HDF5 error.
+template <typename R, typename F>
+R guarded(const char* fn, R on_error, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    push_error(fn, H5E_CANTALLOC, "out of memory");
+  } catch (const std::exception& e) {
+    push_error(fn, H5E_SYSTEM, std::string("unexpected error: ") + e.what());
+  }
+  return on_error;
+}
+
 // A read-only view used to inspect a file's superblock before journaling it.
 class FileView : public RecoveredImage {
  public:
@@ -128,34 +142,38 @@ Access access_for(unsigned flags) {
 // --- callbacks ------------------------------------------------------------------
 
 H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
-  static const char* fn = "H5FD_journal_open";
-  if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
-  if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
-  auto config = config_from_fapl(fapl);
-  if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
-  FileSystem& fs = filesystem_for(fapl);
-  JournalOptions opts = journal_options_for(name, *config, fs);
-  Access access = access_for(flags);
-  if (access != Access::kCreateTruncate && !fs.exists(opts.journal_path)) {
-    if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)
-      return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
-  }
-  auto file = JournaledFile::open(name, access, opts);
-  if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
-  auto id = fs.id(name);
-  if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
-  auto* f = new JournalDriverFile{};
-  f->file = std::move(*file);
-  f->config = *config;
-  f->id = *id;
-  return &f->pub;
+  return guarded("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
+    static const char* fn = "H5FD_journal_open";
+    if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
+    if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
+    auto config = config_from_fapl(fapl);
+    if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
+    FileSystem& fs = filesystem_for(fapl);
+    JournalOptions opts = journal_options_for(name, *config, fs);
+    Access access = access_for(flags);
+    if (access != Access::kCreateTruncate && !fs.exists(opts.journal_path)) {
+      if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)
+        return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
+    }
+    auto file = JournaledFile::open(name, access, opts);
+    if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
+    auto id = fs.id(name);
+    if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
+    auto* f = new JournalDriverFile{};
+    f->file = std::move(*file);
+    f->config = *config;
+    f->id = *id;
+    return &f->pub;
+  });
 }
 
 herr_t journal_close(H5FD_t* file) {
-  std::unique_ptr<JournalDriverFile> f(self(file));
-  Status s = f->file->close();
-  if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
-  return 0;
+  return guarded("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
+    std::unique_ptr<JournalDriverFile> f(self(file));
+    Status s = f->file->close();
+    if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
+    return 0;
+  });
 }
 
 int journal_cmp(const H5FD_t* a, const H5FD_t* b) {
@@ -194,32 +212,40 @@ herr_t journal_get_handle(H5FD_t* file, hid_t, void** handle) {
 }
 
 herr_t journal_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buf) {
-  Status s = self(file)->file->read(addr, std::span(static_cast<std::byte*>(buf), size));
-  if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
-  return 0;
+  return guarded("H5FD_journal_read", herr_t(-1), [&]() -> herr_t {
+    Status s = self(file)->file->read(addr, std::span(static_cast<std::byte*>(buf), size));
+    if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
+    return 0;
+  });
 }
 
 herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
-  Status s = self(file)->file->write(addr, std::span(static_cast<const std::byte*>(buf), size), uint32_t(type));
-  if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
-  return 0;
+  return guarded("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
+    Status s = self(file)->file->write(addr, std::span(static_cast<const std::byte*>(buf), size), uint32_t(type));
+    if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
+    return 0;
+  });
 }
 
 herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
-  JournalDriverFile* f = self(file);
-  if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
-  f->commit_pending = false;
-  Status s = f->file->commit();
-  if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, "commit failed: " + s.message());
-  return 0;
+  return guarded("H5FD_journal_flush", herr_t(-1), [&]() -> herr_t {
+    JournalDriverFile* f = self(file);
+    if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
+    f->commit_pending = false;
+    Status s = f->file->commit();
+    if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, "commit failed: " + s.message());
+    return 0;
+  });
 }
 
 herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
-  JournalDriverFile* f = self(file);
-  Status s = f->file->set_size(f->eoa);
-  if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s.message());
-  if (!closing) f->commit_pending = true;
-  return 0;
+  return guarded("H5FD_journal_truncate", herr_t(-1), [&]() -> herr_t {
+    JournalDriverFile* f = self(file);
+    Status s = f->file->set_size(f->eoa);
+    if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s.message());
+    if (!closing) f->commit_pending = true;
+    return 0;
+  });
 }
 
 herr_t journal_lock(H5FD_t* file, hbool_t rw) {

@@ -1,0 +1,33 @@
+// The operating-system calls the real engines make, behind one interface, so
+// the fault sweep can fail the N-th write, read, sync, truncate, io_uring
+// setup or buffer allocation below the engines' own retry and short-write
+// handling.  Each PosixFileSystem has one; real_syscalls() passes through.
+// Calls in the POSIX style return -1 and set errno; uring_* return -errno.
+#pragma once
+
+#include <liburing.h>
+#include <sys/types.h>
+
+#include <cstddef>
+
+namespace h5j {
+
+class Syscalls {
+ public:
+  virtual ~Syscalls() = default;
+  virtual ssize_t pread(int fd, void* buf, size_t n, off_t off);
+  virtual ssize_t pwrite(int fd, const void* buf, size_t n, off_t off);
+  virtual int fdatasync(int fd);
+  virtual int fsync(int fd);
+  virtual int ftruncate(int fd, off_t size);
+  virtual int uring_setup(unsigned entries, io_uring* ring);
+  // The result of a completed io_uring write (or fsync), as the engine sees it.
+  virtual int uring_result(bool /*fsync*/, int res) { return res; }
+  // Page-aligned memory for I/O buffers; nullptr when none can be had.
+  virtual void* alloc_buffer(size_t size);
+  virtual void free_buffer(void* p);
+};
+
+Syscalls& real_syscalls();
+
+}  // namespace h5j
