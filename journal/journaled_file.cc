@@ -277,6 +277,7 @@ Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
 }
 
 Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
+  if (!failed_.is_ok()) return failed_;
   // Without the journal a read could miss committed bytes: refuse rather than
   // serve a wrong view.  (HDF5 never reads through its tentative handle.)
   if (report_.passive) return busy_error();
@@ -297,7 +298,9 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
     if (!got) status = got.status();
     else std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
   });
-  H5J_RETURN_IF_ERROR(status);
+  // A failed read poisons the file too: HDF5 may carry on with a metadata
+  // cache that missed what it could not read, and must not commit that.
+  if (!status) return read_only_ ? status : fail(status);
   std::fill(out.begin() + ptrdiff_t(visible), out.end(), std::byte(0));  // past the logical end
   for (const auto& [paddr, bytes] : memory_patches_) {
     uint64_t lo = std::max(paddr, addr), hi = std::min(paddr + bytes.size(), addr + out.size());
@@ -383,8 +386,9 @@ Status JournaledFile::busy_error() const {
 // --- commit, checkpoint, close -----------------------------------------------
 
 Status JournaledFile::fail(Status s) {
-  // Any failed write or sync poisons the transaction: HDF5 has moved on in
-  // memory, so committing later would commit a state missing this write.
+  // Any failed read, write or sync poisons the file: HDF5 has moved on in
+  // memory, so committing later could commit a state missing this write, or
+  // built on what it could not read.
   if (failed_.is_ok())
     failed_ = Status(s.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
                      s.message() + "; " + base_->path() + " stays at its last commit");

@@ -61,11 +61,11 @@ struct Recording : CommitLog {
   std::vector<Op>* trace = nullptr;
   std::vector<size_t> started, acked;  // trace length when each commit started / returned
   std::vector<std::string> snapshots;
-  void before_commit() override { started.push_back(trace->size()); }
-  void after_commit(const std::string& s) override {
-    acked.push_back(trace->size());
+  void before_commit(const std::string& s) override {
+    started.push_back(trace->size());
     snapshots.push_back(s);
   }
+  void after_commit() override { acked.push_back(trace->size()); }
   // The last commit acknowledged (or started) within the first `cut` operations; -1: none.
   static int last_within(const std::vector<size_t>& at, size_t cut) {
     int k = -1;
@@ -116,7 +116,12 @@ class Explorer {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_driver(fapl, driver, &config_);
     rec_.trace = &trace_;
-    w_.run(fapl, kFile, rec_);
+    try {
+      w_.run(fapl, kFile, rec_);
+    } catch (const WorkloadError& e) {
+      std::fprintf(stderr, "explorer: workload %s failed at %s:\n%s", w_.name.c_str(), e.what.c_str(), e.stack.c_str());
+      std::exit(2);
+    }
     H5Pclose(fapl);
     return true;
   }

@@ -9,28 +9,34 @@
 namespace h5j::explorer {
 namespace {
 
+herr_t collect(unsigned, const H5E_error2_t* e, void* out) {
+  auto* text = static_cast<std::string*>(out);
+  *text += std::string(e->func_name ? e->func_name : "?") + ": " + (e->desc ? e->desc : "") + "\n";
+  return 0;
+}
+
 void must(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "explorer workload: %s failed\n", what);
-    std::exit(3);
-  }
+  if (ok) return;
+  WorkloadError error{what, {}};
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &error.stack);
+  throw error;
 }
 
 // Snapshot, then H5Fflush: a commit the log hears about.
 void flush_commit(hid_t f, CommitLog& log) {
   auto snap = describe_file(f);
   must(snap.has_value(), "snapshot");
-  log.before_commit();
+  log.before_commit(*snap);
   must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
-  log.after_commit(*snap);
+  log.after_commit();
 }
 
 void close_commit(hid_t f, CommitLog& log) {
   auto snap = describe_file(f);
   must(snap.has_value(), "snapshot");
-  log.before_commit();
+  log.before_commit(*snap);
   must(H5Fclose(f) >= 0, "H5Fclose");
-  log.after_commit(*snap);
+  log.after_commit();
 }
 
 void write_doubles(hid_t loc, const char* name, std::vector<double> v, hid_t dcpl = H5P_DEFAULT) {
@@ -44,8 +50,11 @@ void write_doubles(hid_t loc, const char* name, std::vector<double> v, hid_t dcp
 
 void overwrite_doubles(hid_t f, const char* name, double value) {
   hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  must(ds >= 0, name);
   hid_t space = H5Dget_space(ds);
-  std::vector<double> v(size_t(H5Sget_simple_extent_npoints(space)), value);
+  hssize_t n = H5Sget_simple_extent_npoints(space);
+  must(n >= 0, name);
+  std::vector<double> v(static_cast<size_t>(n), value);
   must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, name);
   H5Sclose(space);
   H5Dclose(ds);
@@ -74,6 +83,7 @@ void set_label(hid_t obj, const std::string& text) {
 
 void append_row(hid_t f, int k) {
   hid_t ds = H5Dopen2(f, "/series", H5P_DEFAULT);
+  must(ds >= 0, "open /series");
   hsize_t dims[2] = {hsize_t(k + 1), 16};
   must(H5Dset_extent(ds, dims) >= 0, "extend /series");
   hid_t fs = H5Dget_space(ds);
@@ -118,6 +128,7 @@ void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, i
       write_doubles(f, name.c_str(), v);
     }
     hid_t ds = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+    must(ds >= 0, name.c_str());
     set_int_attr(ds, "step", k);
     set_label(ds, "step " + std::to_string(k));
     H5Dclose(ds);
@@ -162,6 +173,7 @@ void reopen(hid_t fapl_in, const std::string& file, CommitLog& log) {
     must(f >= 0, "H5Fopen");
     overwrite_doubles(f, round % 2 ? "/grow" : "/old/a", 10.0 + round);
     ds = H5Dopen2(f, "/grow", H5P_DEFAULT);
+    must(ds >= 0, "open /grow");
     hsize_t nd[1] = {hsize_t(round % 2 ? 300 : 900)};
     must(H5Dset_extent(ds, nd) >= 0, "set_extent");
     H5Dclose(ds);

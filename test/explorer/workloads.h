@@ -11,11 +11,20 @@
 
 namespace h5j::explorer {
 
+// Thrown by a workload when an HDF5 call fails: what failed, and HDF5's
+// error stack (which carries the driver's message).
+struct WorkloadError {
+  std::string what;
+  std::string stack;
+};
+
 class CommitLog {
  public:
   virtual ~CommitLog() = default;
-  virtual void before_commit() = 0;
-  virtual void after_commit(const std::string& snapshot) = 0;
+  // A commit starts; `snapshot` describes the contents it commits.
+  virtual void before_commit(const std::string& snapshot) = 0;
+  // It returned: the commit is acknowledged.
+  virtual void after_commit() = 0;
 };
 
 struct Workload {
