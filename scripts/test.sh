@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Command 2 of the README: set up as command 1 does (without the demo), then
-# run every test.  .ci/run runs this.
+# run every test, in three stages:
+#   1. the test suite (unit, crash, crash-state explorer, fault sweep, ...);
+#   2. the same suite under AddressSanitizer + UBSan (scripts/sanitize.sh);
+#   3. each fuzz target for FUZZ_SECONDS (default 60; scripts/fuzz.sh).
+# .ci/run runs this.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 prepare
-say "running the test suite"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j 1 "$@"
+say "stage 1: the test suite"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j 1)
+say "stage 2: the test suite under sanitizers"
+"$ROOT_DIR/scripts/sanitize.sh"
+say "stage 3: fuzzing"
+"$ROOT_DIR/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
+say "all stages passed"
