@@ -26,6 +26,34 @@ std::string JournalReader::end_detail() const {
   return std::string(stream_end_name(end_)) + " at offset " + std::to_string(offset_);
 }
 
+Result<std::optional<uint64_t>> JournalReader::resync(uint64_t from, bool begin_only) {
+  // Candidates are screened on their header (salt, LSN, type) read in large
+  // pieces; only those are validated in full.
+  static constexpr size_t kPiece = 1 << 20;
+  auto buffer = file_.allocate_buffer(kPiece + kRecordHeaderSize);
+  if (!buffer) return buffer.status();
+  uint64_t pos = align_up(std::max(from, kFirstRecordOffset), 8);
+  while (pos + kRecordHeaderSize <= file_size_) {
+    size_t n = std::min<uint64_t>(kPiece + kRecordHeaderSize, file_size_ - pos);
+    H5J_RETURN_IF_ERROR(read_exact(file_, pos, std::span(buffer->data(), n)));
+    for (size_t i = 0; i + kRecordHeaderSize <= n && i < kPiece; i += 8) {
+      auto h = decode_record_header(std::span<const std::byte, kRecordHeaderSize>(buffer->data() + i, kRecordHeaderSize));
+      if (h.salt != header_.salt || h.lsn != pos + i || !is_known_type(uint8_t(h.type))) continue;
+      if (begin_only && h.type != RecordType::kBegin) continue;
+      seek(pos + i);
+      auto r = next();
+      if (!r) return r.status();
+      if (r->has_value()) {
+        seek(pos + i);
+        return std::optional<uint64_t>(pos + i);
+      }
+    }
+    pos += kPiece;
+  }
+  seek(file_size_);
+  return std::optional<uint64_t>();
+}
+
 Result<std::unique_ptr<JournalReader>> JournalReader::open(File& file) {
   auto size = file.size();
   if (!size) return size.status();

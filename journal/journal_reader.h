@@ -52,6 +52,18 @@ class JournalReader {
   StreamEnd end() const { return end_; }
   uint64_t end_offset() const { return offset_; }
   std::string end_detail() const;
+  uint64_t file_size() const { return file_size_; }
+
+  // Continues reading at `offset` (a record boundary found by resync).
+  void seek(uint64_t offset) {
+    offset_ = offset;
+    end_ = StreamEnd::kEndOfFile;
+  }
+  // The first offset >= `from` (a multiple of 8) where a valid record of
+  // this generation starts (a BEGIN, if `begin_only`); nullopt if none.
+  // Used past a damaged record: by salvage, to carry on, and by
+  // tolerate-tail, to tell a torn tail from damage in the middle.
+  Result<std::optional<uint64_t>> resync(uint64_t from, bool begin_only);
 
  private:
   JournalReader(File& file, JournalHeader h, uint64_t file_size)
@@ -88,11 +100,16 @@ struct ScanSummary {
   uint64_t end_offset = 0;
 };
 
-// Scans the journal and hands each committed transaction, in order, to
-// `on_commit`.  Only one transaction's index is held in memory at a time.
-// The uncommitted tail is counted and discarded.
+struct ScanOptions {
+  uint64_t first_txn = 0;      // 0: the header's first transaction
+  bool allow_txn_gap = false;  // salvage: a BEGIN may skip transaction numbers
+};
+
+// Scans the journal from the reader's position and hands each committed
+// transaction, in order, to `on_commit`.  Only one transaction's index is
+// held in memory at a time.  The uncommitted tail is counted and discarded.
 template <typename OnCommit>
-Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit);
+Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, ScanOptions options = {});
 
 }  // namespace h5j
 

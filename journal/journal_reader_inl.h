@@ -7,12 +7,12 @@
 namespace h5j {
 
 template <typename OnCommit>
-Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit) {
+Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, ScanOptions options) {
   ScanSummary s;
   s.header = reader.header();
   CommittedTxn open;
   bool in_txn = false;
-  uint64_t expected_txn = s.header.first_txn;
+  uint64_t expected_txn = options.first_txn != 0 ? options.first_txn : s.header.first_txn;
   uint64_t records = 0, begin_lsn = 0, tail_records = 0;
   bool out_of_order = false;
   for (;;) {
@@ -23,7 +23,8 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit) 
     const RecordHeader& h = rec.header;
     ++tail_records;
     if (h.type == RecordType::kBegin) {
-      if (in_txn || h.txn != expected_txn) { out_of_order = true; break; }
+      bool in_order = options.allow_txn_gap ? h.txn >= expected_txn : h.txn == expected_txn;
+      if (in_txn || !in_order) { out_of_order = true; break; }
       in_txn = true;
       open = CommittedTxn{h.txn, 0, {}};
       records = 1;
@@ -46,7 +47,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit) 
     open.logical_size = rec.commit.logical_size;
     H5J_RETURN_IF_ERROR(on_commit(open));
     in_txn = false;
-    ++expected_txn;
+    expected_txn = open.txn + 1;
     ++s.committed_txns;
     s.last_committed_txn = open.txn;
     s.committed_end = rec.next_offset;

@@ -11,12 +11,6 @@
 namespace h5j {
 namespace {
 
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  return name.substr(0, kMaxTargetName);
-}
-
 void random_bytes(void* out, size_t n) {
   auto* p = static_cast<char*>(out);
   while (n > 0) {
@@ -54,6 +48,12 @@ OpenMode open_mode(Access a) {
 }
 
 }  // namespace
+
+std::string journal_target_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.substr(0, kMaxTargetName);
+}
 
 JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
     : base_(std::move(base)), opts_(std::move(opts)), read_only_(read_only) {}
@@ -181,10 +181,17 @@ Status JournaledFile::load_journal() {
     return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
   }
   H5J_RETURN_IF_ERROR(check_binding((*reader)->header()));
-  auto plan = plan_replay(**reader);
-  if (!plan) return plan.status();
+  auto plan = plan_replay(**reader, opts_.recovery_mode);
+  if (!plan) return Status(plan.status().code(), journal_->path() + ": " + plan.status().message());
   report_.replayed_txns = plan->summary.committed_txns;
+  report_.last_txn = plan->summary.last_committed_txn;
   report_.discarded_records = plan->summary.discarded_records;
+  report_.generation = plan->summary.header.generation;
+  report_.bytes_applied = plan->bytes_to_apply;
+  report_.logical_size = plan->logical_size;
+  report_.end = plan->summary.end;
+  report_.end_detail = (*reader)->end_detail();
+  report_.skipped = plan->skipped;
   // Recovery is needed if any transaction committed, or if the file is not at
   // the size the generation started from (uncommitted in-place writes).
   auto size = base_->size();
@@ -229,7 +236,7 @@ Status JournaledFile::check_binding(const JournalHeader& h) {
   }
   // No attribute (a filesystem without xattrs, or a copy that dropped it):
   // fall back to the file name recorded in the journal.
-  if (h.target_name != base_name(base_->path()))
+  if (h.target_name != target_name())
     return Status(Code::kForeign, "journal " + opts_.journal_path + " belongs to another file (written for \"" +
                                       h.target_name + "\")");
   return Status::ok();
@@ -255,7 +262,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   h.first_txn = first_txn;
   h.created_ns = now_ns();
   h.base_size = committed_size_;
-  h.target_name = base_name(base_->path());
+  h.target_name = target_name();
   journal_high_water_ = 0;
   session_noted_ = false;  // each generation names its writer
   if (writer_) return writer_->reset(h);
@@ -378,6 +385,10 @@ Status JournaledFile::set_size(uint64_t size) {
   return Status::ok();
 }
 
+std::string JournaledFile::target_name() const {
+  return opts_.target_name.empty() ? journal_target_name(base_->path()) : opts_.target_name;
+}
+
 Status JournaledFile::busy_error() const {
   return Status(Code::kBusy, base_->path() + " is open for writing through h5journal by another handle or process (" +
                                  opts_.journal_path + " is locked)");
@@ -427,8 +438,9 @@ Status JournaledFile::commit() {
 }
 
 Status JournaledFile::write_overlay_to_base() {
-  return apply_overlay(overlay_, committed_size_,
-                       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_);
+  return apply_overlay(
+      overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
+      *base_, opts_.progress);
 }
 
 Status JournaledFile::checkpoint() {

@@ -44,10 +44,15 @@ class RecoveredImage {
 
 struct JournalOptions {
   std::string journal_path;
+  // The file name the journal records (its base name); empty: the file's own.
+  // A recovered copy keeps the original's, so the journal still binds to it.
+  std::string target_name;
   RingOptions ring;
   IoEngine engine = IoEngine::kAuto;
   uint64_t checkpoint_bytes = uint64_t(64) << 20;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
+  RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
+  Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
   std::function<Status(RecoveredImage&)> after_replay;
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
@@ -56,16 +61,26 @@ struct JournalOptions {
 
 enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
 
-// What open found, for messages and tests.
+// What open found, for messages, reports and tests.
 struct OpenReport {
   bool journal_found = false;
   bool recovered = false;       // a journal was found and recovered (replayed or overlaid)
   uint64_t replayed_txns = 0;
+  uint64_t last_txn = 0;        // the last transaction replayed
   uint64_t discarded_records = 0;
+  uint64_t generation = 0;      // of the journal found
+  uint64_t bytes_applied = 0;
+  uint64_t logical_size = 0;    // of the recovered file
+  StreamEnd end = StreamEnd::kEndOfFile;
+  std::string end_detail;       // where and why the journal's stream ended
+  std::vector<SkippedRange> skipped;  // salvage
   bool passive = false;         // another handle owns the journal
 };
 
 inline constexpr const char* kBindingXattr = "user.h5journal";
+
+// The name a journal records for `path`: its base name, cut to the format's limit.
+std::string journal_target_name(const std::string& path);
 
 class JournaledFile : private RecoveredImage {
  public:
@@ -115,6 +130,7 @@ class JournaledFile : private RecoveredImage {
   Status write_overlay_to_base();
   Status fail(Status s);  // enters fail-stop and returns s
   Status busy_error() const;
+  std::string target_name() const;
   // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
   Status begin_transaction();
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }

@@ -6,33 +6,105 @@
 
 namespace h5j {
 
-Result<ReplayPlan> plan_replay(JournalReader& reader) {
+const char* recovery_mode_name(RecoveryMode m) {
+  switch (m) {
+    case RecoveryMode::kPointInTime: return "point-in-time";
+    case RecoveryMode::kStrict: return "strict";
+    case RecoveryMode::kTolerateTail: return "tolerate-tail";
+    case RecoveryMode::kSalvage: return "salvage";
+  }
+  return "?";
+}
+
+bool clean_end(StreamEnd e) {
+  return e == StreamEnd::kEndOfFile || e == StreamEnd::kZeroes || e == StreamEnd::kStale;
+}
+
+namespace {
+
+Status damaged(const JournalReader& r, RecoveryMode mode, const std::string& more) {
+  return Status(Code::kCorrupt, "journal damaged: " + r.end_detail() + more + " (recovery mode " +
+                                    recovery_mode_name(mode) + ")");
+}
+
+}  // namespace
+
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode) {
   ReplayPlan plan;
   plan.logical_size = reader.header().base_size;
-  auto summary = scan_committed(reader, [&](const CommittedTxn& t) {
-    for (const Record& w : t.writes)
-      plan.overlay.insert(w.write.address, w.write.length,
-                          w.header.type == RecordType::kZero ? ExtentMap::kZeroSource : w.data_offset);
+  auto apply = [&](const CommittedTxn& t) {
+    for (const Record& w : t.writes) {
+      bool zero = w.header.type == RecordType::kZero;
+      plan.overlay.insert(w.write.address, w.write.length, zero ? ExtentMap::kZeroSource : w.data_offset);
+      if (!zero) plan.bytes_to_apply += w.write.length;
+    }
     plan.logical_size = t.logical_size;
     return Status::ok();
-  });
+  };
+  ScanOptions options;
+  options.allow_txn_gap = mode == RecoveryMode::kSalvage;
+  auto summary = scan_committed(reader, apply, options);
   if (!summary) return summary.status();
   plan.summary = *summary;
+  if (clean_end(plan.summary.end)) return plan;
+  switch (mode) {
+    case RecoveryMode::kPointInTime:
+      return plan;
+    case RecoveryMode::kStrict:
+      return damaged(reader, mode, "");
+    case RecoveryMode::kTolerateTail: {
+      // Damage is a torn tail only if nothing valid follows it.
+      uint64_t at = reader.end_offset();
+      auto later = reader.resync(at + 8, /*begin_only=*/false);
+      if (!later) return later.status();
+      if (later->has_value())
+        return Status(Code::kCorrupt, "journal damaged in the middle: " + std::string(stream_end_name(plan.summary.end)) +
+                                          " at offset " + std::to_string(at) + ", valid records follow at offset " +
+                                          std::to_string(**later) + " (recovery mode tolerate-tail)");
+      return plan;
+    }
+    case RecoveryMode::kSalvage:
+      break;
+  }
+  // Salvage: skip to the next valid BEGIN after each damaged stretch.
+  for (;;) {
+    uint64_t from = reader.end_offset();
+    StreamEnd why = plan.summary.end;
+    auto next = reader.resync(from + 8, /*begin_only=*/true);
+    if (!next) return next.status();
+    if (!next->has_value()) break;
+    plan.skipped.push_back({from, **next, why});
+    options.first_txn = plan.summary.last_committed_txn + 1;
+    auto more = scan_committed(reader, apply, options);
+    if (!more) return more.status();
+    plan.summary.committed_txns += more->committed_txns;
+    if (more->committed_txns > 0) {
+      plan.summary.last_committed_txn = more->last_committed_txn;
+      plan.summary.committed_end = more->committed_end;
+    }
+    plan.summary.discarded_records += more->discarded_records;
+    plan.summary.end = more->end;
+    plan.summary.end_offset = more->end_offset;
+    if (clean_end(more->end)) break;
+  }
   return plan;
 }
 
-Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base) {
+Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base,
+                     const Progress& progress) {
   // Coalesce runs of adjacent extents into one buffer of up to kRun bytes.
   static constexpr size_t kRun = 8 << 20;
   auto buffer = base.allocate_buffer(kRun);
   if (!buffer) return buffer.status();
   AlignedBuffer& run = *buffer;
-  uint64_t run_addr = 0;
+  uint64_t run_addr = 0, done = 0;
   size_t run_len = 0;
   auto flush_run = [&]() -> Status {
     if (run_len == 0) return Status::ok();
     Status s = base.write_at(run_addr, std::span<const std::byte>(run.data(), run_len));
+    done += run_len;
     run_len = 0;
+    if (progress) progress(done);
     return s;
   };
   Status status;

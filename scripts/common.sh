@@ -8,7 +8,7 @@ JOBS=${JOBS:-$(nproc)}
 
 PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux strace
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
-          doctest-dev libcli11-dev zlib1g-dev clang-14 libclang-rt-14-dev)
+          doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev)
 
 say() { echo "==> $*"; }
 

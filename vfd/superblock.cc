@@ -34,6 +34,24 @@ Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uin
   return std::optional<SuperblockInfo>();
 }
 
+std::optional<uint64_t> superblock_eoa(RecoveredImage& image, const SuperblockInfo& sb) {
+  // v0/v1: sizes at 13 (offsets), then base, free-space, EOF and driver
+  // addresses after 24 (v0) or 28 (v1) bytes.  v2/v3: sizes at 9, then base,
+  // extension, EOF and root addresses after 12 bytes.
+  std::byte head[128];
+  if (!image.read(sb.offset, head)) return std::nullopt;
+  unsigned offset_size = unsigned(sb.version <= 1 ? head[13] : head[9]);
+  if (offset_size != 8 && offset_size != 4) return std::nullopt;
+  uint64_t first = sb.version == 0 ? 24 : sb.version == 1 ? 28 : 12;
+  auto addr = [&](uint64_t at) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < offset_size; ++i) v |= uint64_t(head[at + i]) << (8 * i);
+    return v;
+  };
+  uint64_t base = addr(first), eof = addr(first + 2 * offset_size);
+  return base + eof;
+}
+
 Status clear_status_flags(RecoveredImage& image, uint64_t size) {
   auto found = find_superblock(image, size);
   if (!found) return found.status();

@@ -20,6 +20,9 @@ struct SuperblockInfo {
 
 // Looks for the superblock signature in the first `size` bytes.
 Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size);
+// The end-of-file address (EOA) the superblock records, counted from the
+// start of the file (base address included); nullopt if it cannot be read.
+std::optional<uint64_t> superblock_eoa(RecoveredImage& image, const SuperblockInfo& sb);
 // Clears the status flags (and fixes the checksum of a v2/v3 superblock).
 Status clear_status_flags(RecoveredImage& image, uint64_t size);
 

@@ -25,7 +25,7 @@
 #include "driver.h"
 #include "mem_fs.h"
 #include "recovery.h"
-#include "snapshot.h"
+#include "hdf5_walk.h"
 #include "workloads.h"
 
 using namespace h5j;

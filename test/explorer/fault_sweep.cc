@@ -22,7 +22,7 @@
 #include "driver.h"
 #include "posix_file.h"
 #include "recovery.h"
-#include "snapshot.h"
+#include "hdf5_walk.h"
 #include "syscalls.h"
 #include "workloads.h"
 

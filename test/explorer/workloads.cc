@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "snapshot.h"
+#include "hdf5_walk.h"
 
 namespace h5j::explorer {
 namespace {

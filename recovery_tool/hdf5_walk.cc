@@ -1,9 +1,9 @@
-#include "snapshot.h"
+#include "hdf5_walk.h"
 
 #include <cstring>
 #include <map>
 
-namespace h5j::explorer {
+namespace h5j {
 namespace {
 
 // FNV-1a, enough to tell contents apart in a test.
@@ -137,4 +137,4 @@ std::optional<std::string> describe_image(const std::vector<std::byte>& image) {
   return out;
 }
 
-}  // namespace h5j::explorer
+}  // namespace h5j

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# h5recover: every exit status and every bad input.  Each case asserts the
+# exit status, that the one-line message names the problem, and that the
+# files are unchanged unless recovery is sound.
+set -uo pipefail
+recover=$1 sim=$2 reseal=$3 h5bin=$4 work=$5
+if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
+  if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
+  exec unshare -rm env INSIDE_NS=1 "$0" "$@"
+fi
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+failures=0 cases=0
+
+fingerprint() { for f in "$@"; do [[ -e $f ]] && sha256sum "$f" | cut -c1-16 || echo "absent"; done; }
+
+# expect STATUS TEXT UNCHANGED(yes|no) -- h5recover args...; files to watch in $WATCH
+expect() {
+  local want=$1 text=$2 unchanged=$3
+  shift 4
+  local before after out status
+  before=$(fingerprint $WATCH)
+  out=$("$recover" "$@" 2>&1)
+  status=$?
+  after=$(fingerprint $WATCH)
+  cases=$((cases + 1))
+  local problem=""
+  [[ $status == "$want" ]] || problem="exit $status, expected $want"
+  grep -qiF -- "$text" <<<"$out" || problem="$problem; message lacks '$text'"
+  [[ $unchanged != yes || "$before" == "$after" ]] || problem="$problem; files changed"
+  if [[ -n $problem ]]; then
+    echo "FAIL h5recover $*: $problem"
+    echo "$out" | sed 's/^/    /' | head -5
+    failures=$((failures + 1))
+  else
+    echo "ok   [$status] h5recover $* -> $(head -1 <<<"$out" | cut -c1-110)"
+  fi
+}
+
+# A file whose writer was killed between commits, after about 12 of them.
+crashed() {  # NAME [more writer options]
+  rm -f "$1" "$1.jnl"
+  "$sim" write "$1" --steps 100000 --elems 512 --delay-us 20000 --report-fd 3 "${@:2}" 3> "$1.acked" &
+  local pid=$!
+  while [[ $(stat -c %s "$1.acked" 2>/dev/null || echo 0) -lt 48 ]]; do sleep 0.02; done
+  kill -9 $pid
+  wait $pid 2> /dev/null
+}
+last_acked() { od -An -t d4 "$1.acked" | tr -s ' ' '\n' | grep -v '^$' | tail -1; }
+
+# --- usage ------------------------------------------------------------------
+WATCH=""
+expect 2 "FILE is required" no --
+expect 2 "--mode" no -- x.h5 --mode fastest
+"$sim" write clean.h5 --steps 3 --elems 64 > /dev/null
+WATCH="clean.h5"
+
+# --- files that are not recoverable, or need nothing --------------------------
+expect 1 "nothing to do" yes -- clean.h5
+expect 1 "nothing to do" yes -- clean.h5 --dry-run
+expect 3 "no such file" no -- missing.h5
+mkdir -p adir
+expect 3 "is a directory" no -- adir
+echo "not hdf5" > text.h5
+WATCH="text.h5"
+expect 3 "not an HDF5 file" yes -- text.h5
+head -c 3000 clean.h5 > cut.h5
+WATCH="cut.h5"
+expect 3 "truncated" yes -- cut.h5
+
+# --- journals that are missing, foreign, old, or damaged ----------------------
+crashed a.h5
+crashed b.h5
+WATCH="a.h5 a.h5.jnl"
+mv a.h5.jnl a.h5.jnl.away
+expect 4 "journal a.h5.jnl is missing" yes -- a.h5
+mv a.h5.jnl.away a.h5.jnl
+cp b.h5.jnl foreign.jnl
+expect 5 "belongs to another file" yes -- a.h5 --journal foreign.jnl
+expect 2 "give --output" yes -- a.h5 --mode salvage
+# An older generation: a crash after several checkpoints, with the journal's
+# header rolled back to generation 1 (and resealed, so it validates).
+crashed g.h5 --checkpoint-bytes 65536
+python3 - g.h5.jnl <<'PY'
+import struct, sys
+p = sys.argv[1]; d = bytearray(open(p, 'rb').read())
+for slot in (0, 2048):
+    if d[slot:slot + 6] == b'H5JRNL': struct.pack_into('<Q', d, slot + 16, 1)
+open(p, 'wb').write(bytes(d))
+PY
+"$reseal" g.h5.jnl > /dev/null
+WATCH="g.h5 g.h5.jnl"
+expect 5 "is older than" yes -- g.h5
+WATCH="a.h5 a.h5.jnl"
+mkdir -p jdir
+expect 7 "not a regular file" yes -- a.h5 --journal jdir
+cp a.h5.jnl a.h5.jnl.good
+printf 'garbage!' | dd of=a.h5.jnl bs=1 seek=2048 conv=notrunc 2> /dev/null
+printf 'garbage!' | dd of=a.h5.jnl bs=1 seek=0 conv=notrunc 2> /dev/null
+expect 6 "journal header" yes -- a.h5
+cp a.h5.jnl.good a.h5.jnl
+
+# A record damaged in the middle.
+size=$(stat -c %s a.h5.jnl)
+printf 'XXXXXXXX' | dd of=a.h5.jnl bs=1 seek=$((size / 2)) conv=notrunc 2> /dev/null
+expect 6 "journal damaged" yes -- a.h5 --mode strict
+expect 6 "damaged in the middle" yes -- a.h5 --mode tolerate-tail
+expect 0 "recovered salvaged.h5" yes -- a.h5 --mode salvage --output salvaged.h5
+expect 0 "recovery needed" yes -- a.h5 --dry-run
+WATCH=""
+expect 0 "recovered a.h5" no -- a.h5
+
+# A torn tail: the journal cut inside its last transaction.
+crashed t.h5
+WATCH="t.h5 t.h5.jnl"
+size=$(stat -c %s t.h5.jnl)
+truncate -s $((size - 100)) t.h5.jnl
+expect 6 "journal damaged" yes -- t.h5 --mode strict
+WATCH=""
+expect 0 "recovered t.h5" no -- t.h5 --mode tolerate-tail
+"$sim" verify t.h5 --elems 512 --driver sec2 --min-step $(( $(last_acked t.h5) - 1 )) > /dev/null ||
+  { echo "FAIL torn tail: recovered file lost more than the torn transaction"; failures=$((failures + 1)); }
+
+# A zero-filled tail: the file system extended the journal, but the bytes of
+# the next transaction never reached the disk.
+crashed z.h5
+truncate -s +16384 z.h5.jnl
+expect 0 "recovered z.h5" no -- z.h5 --mode strict
+
+# An empty journal: created, never written.
+crashed e.h5
+: > e.h5.jnl
+expect 0 "replayed 0" no -- e.h5
+
+# --- a sound recovery: the committed steps, a plain HDF5 file -----------------
+crashed r.h5
+acked=$(last_acked r.h5)
+expect 0 "recovered r.h5" no -- r.h5 --verify --keep-journal
+[[ -f r.h5.jnl.replayed && ! -e r.h5.jnl ]] || { echo "FAIL --keep-journal"; failures=$((failures + 1)); }
+"$sim" verify r.h5 --elems 512 --driver sec2 --min-step "$acked" --max-step $((acked + 1)) > /dev/null ||
+  { echo "FAIL the recovered file lacks committed steps"; failures=$((failures + 1)); }
+"$h5bin/h5dump" -H r.h5 > /dev/null || { echo "FAIL h5dump cannot read the recovered file"; failures=$((failures + 1)); }
+expect 1 "nothing to do" no -- r.h5  # idempotent: a second run finds nothing to do
+
+# --json is machine-readable.
+crashed j.h5
+"$recover" j.h5 --dry-run --json > report.json
+python3 -c "import json,sys; r=json.load(open('report.json')); sys.exit(0 if r['exit_status']==0 and r['transactions_replayed']>0 else 1)" ||
+  { echo "FAIL --json report"; failures=$((failures + 1)); }
+cases=$((cases + 1))
+
+# --verify catches a recovery that replays wrong bytes which still validate.
+crashed v.h5
+python3 - v.h5.jnl <<'PY'
+import struct, sys
+p = sys.argv[1]; d = bytearray(open(p, 'rb').read())
+off = 4096
+while off + 32 <= len(d):
+    typ, plen = d[off + 4], struct.unpack_from('<I', d, off + 8)[0]
+    if typ == 2 and plen > 24:  # WRITE: scribble over its bytes
+        for i in range(off + 56, off + 32 + plen): d[i] = 0x5a
+    nxt = off + ((32 + plen + 7) & ~7)
+    off = (nxt + 4095) // 4096 * 4096 if typ == 3 else nxt
+open(p, 'wb').write(bytes(d))
+PY
+"$reseal" v.h5.jnl > /dev/null
+expect 8 "does not read back" no -- v.h5 --verify
+
+# --- a read-only file, and a full disk ---------------------------------------
+mkdir -p ro small
+mount -t tmpfs -o size=64m tmpfs ro
+crashed ro/w.h5
+mount -o remount,ro ro
+WATCH="ro/w.h5 ro/w.h5.jnl"
+expect 7 "read-only" yes -- ro/w.h5
+crashed f.h5
+WATCH="f.h5 f.h5.jnl"
+mount -t tmpfs -o size=64k tmpfs small
+expect 7 "No space left" yes -- f.h5 --output small/out.h5
+umount small ro 2> /dev/null
+
+echo "$((cases - failures)) passed, $failures failed"
+exit $((failures > 0))
