@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!file) return 0;
   auto reader = JournalReader::open(**file);
   if (!reader) return 0;
-  auto plan = plan_replay(**reader);
+  auto plan = plan_replay(**reader, RecoveryMode(size > 1 ? data[1] % 4 : 0));
   if (plan) {
     // Every planned extent lies inside the journal it came from.
     plan->overlay.for_each([&](const ExtentMap::Extent& e) {

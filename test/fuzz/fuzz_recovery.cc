@@ -48,6 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   H5FD_journal_fapl_t config;
   H5Pget_fapl_journal_defaults(&config);
   config.io_engine = H5FD_JOURNAL_IO_SYNC;
-  (void)recover_file("f.h5", journal_options_for("f.h5", config, fs));
+  JournalOptions options = journal_options_for("f.h5", config, fs);
+  options.recovery_mode = RecoveryMode(size > 1 ? data[1] % 4 : 0);  // every mode, salvage's resync too
+  (void)recover_file("f.h5", options);
   return 0;
 }
