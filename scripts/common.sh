@@ -6,7 +6,7 @@ ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT_DIR/build}
 JOBS=${JOBS:-$(nproc)}
 
-PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux strace
+PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux python3
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
           doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev)
 
