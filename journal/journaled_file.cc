@@ -1,6 +1,7 @@
 #include "journaled_file.h"
 
 #include <sys/random.h>
+#include <filesystem>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,12 +22,16 @@ void random_bytes(void* out, size_t n) {
   }
 }
 
-// The binding attribute: 16-byte UUID, then the generation, little-endian.
-std::string encode_binding(const std::array<uint8_t, 16>& uuid, uint64_t generation) {
+// The binding attribute: 16-byte UUID, the generation (u64, little-endian),
+// then the journal's absolute path, so h5recover finds a journal kept
+// elsewhere (journal_path=...).
+std::string encode_binding(const std::array<uint8_t, 16>& uuid, uint64_t generation, const std::string& journal) {
   std::string v(24, '\0');
   std::memcpy(v.data(), uuid.data(), 16);
   put_u64(reinterpret_cast<std::byte*>(v.data() + 16), generation);
-  return v;
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(journal, ec);
+  return v + (ec ? journal : absolute.string());
 }
 
 std::string hex(const std::array<uint8_t, 16>& uuid) {
@@ -130,9 +135,12 @@ Status JournaledFile::open_for_write(bool truncated) {
 Status JournaledFile::check_not_missing() {
   auto binding = read_binding();
   if (!binding) return binding.status();
-  if (binding->has_value())
+  if (binding->has_value()) {
+    const std::string& recorded = (*binding)->journal_path;
     return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
-                                      opts_.journal_path + " is missing; committed changes may be lost");
+                                      (recorded.empty() ? opts_.journal_path : recorded) +
+                                      " is missing; committed changes may be lost");
+  }
   return Status::ok();
 }
 
@@ -167,7 +175,7 @@ Status JournaledFile::start_writing() {
 
 Status JournaledFile::set_binding() {
   const JournalHeader& h = writer_->header();
-  auto set = base_->set_xattr(kBindingXattr, encode_binding(h.uuid, h.generation));
+  auto set = base_->set_xattr(kBindingXattr, encode_binding(h.uuid, h.generation, opts_.journal_path));
   if (!set) return set.status();
   binding_set_ = true;
   return Status::ok();
@@ -210,15 +218,18 @@ Status JournaledFile::load_journal() {
   return Status::ok();
 }
 
-Result<std::optional<JournaledFile::Binding>> JournaledFile::read_binding() {
-  auto value = base_->get_xattr(kBindingXattr);
+Result<std::optional<Binding>> read_binding(File& file) {
+  auto value = file.get_xattr(kBindingXattr);
   if (!value) return value.status();
-  if (!value->has_value() || (*value)->size() != 24) return std::optional<Binding>();
+  if (!value->has_value() || (*value)->size() < 24) return std::optional<Binding>();
   Binding b;
   std::memcpy(b.uuid.data(), (*value)->data(), 16);
   b.generation = get_u64(reinterpret_cast<const std::byte*>((*value)->data() + 16));
+  b.journal_path = (*value)->substr(24);
   return std::optional<Binding>(b);
 }
+
+Result<std::optional<Binding>> JournaledFile::read_binding() { return h5j::read_binding(*base_); }
 
 Status JournaledFile::check_binding(const JournalHeader& h) {
   auto binding = read_binding();

@@ -18,6 +18,7 @@
 // journal that should exist and does not is reported, not silently used.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -82,6 +83,16 @@ inline constexpr const char* kBindingXattr = "user.h5journal";
 // The name a journal records for `path`: its base name, cut to the format's limit.
 std::string journal_target_name(const std::string& path);
 
+// The binding attribute of a journaled file: the journal's UUID, generation
+// and absolute path (journal-format.md §5).
+struct Binding {
+  std::array<uint8_t, 16> uuid{};
+  uint64_t generation = 0;
+  std::string journal_path;
+};
+// nullopt when the file carries no binding (or the filesystem has no xattrs).
+Result<std::optional<Binding>> read_binding(File& file);
+
 class JournaledFile : private RecoveredImage {
  public:
   static Result<std::unique_ptr<JournaledFile>> open(const std::string& path, Access access,
@@ -119,10 +130,6 @@ class JournaledFile : private RecoveredImage {
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
   Status check_binding(const JournalHeader& h);
-  struct Binding {
-    std::array<uint8_t, 16> uuid{};
-    uint64_t generation = 0;
-  };
   Result<std::optional<Binding>> read_binding();
   Status replay_into_base();
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);

@@ -69,7 +69,7 @@ std::string mib(uint64_t bytes) {
 Outcome classify_unjournaled(const std::string& file, const std::string& journal) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
-  auto binding = (*base)->get_xattr(kBindingXattr);
+  auto binding = read_binding(**base);
   if (binding && binding->has_value())
     return fail(kExitJournalMissing, file + " was being written through h5journal, but its journal " + journal +
                                          " is missing: committed changes since its last checkpoint are lost. If "
@@ -102,6 +102,16 @@ Outcome classify_unjournaled(const std::string& file, const std::string& journal
     return fail(kExitNotHdf5, file + " is truncated (" + std::to_string(*size) + " bytes, HDF5 expects " +
                                   std::to_string(*eoa) + ") and has no journal to replay");
   return fail(kExitNothingToDo, "nothing to do: " + file + " is clean (no journal " + journal + ")");
+}
+
+// The journal path recorded in the file's binding attribute (a journal kept
+// elsewhere with journal_path=...), or `fallback`.
+std::string recorded_journal(const std::string& file, const std::string& fallback) {
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!base) return fallback;
+  auto binding = read_binding(**base);
+  if (!binding || !binding->has_value() || (*binding)->journal_path.empty()) return fallback;
+  return (*binding)->journal_path;
 }
 
 Status copy_file(const std::string& from, const std::string& to) {
@@ -191,6 +201,7 @@ Outcome recover(const Options& o) {
   H5Pget_fapl_journal_defaults(&config);
   config.io_engine = H5FD_JOURNAL_IO_SYNC;
   std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
+  if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
   if (!posix_filesystem().exists(journal)) return classify_unjournaled(o.file, journal);
   if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");

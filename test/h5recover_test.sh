@@ -3,7 +3,7 @@
 # exit status, that the one-line message names the problem, and that the
 # files are unchanged unless recovery is sound.
 set -uo pipefail
-recover=$1 sim=$2 reseal=$3 h5bin=$4 work=$5
+recover=$1 sim=$2 reseal=$3 h5bin=$4 work=$5 plugin=$6
 if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
   if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
@@ -72,7 +72,7 @@ crashed a.h5
 crashed b.h5
 WATCH="a.h5 a.h5.jnl"
 mv a.h5.jnl a.h5.jnl.away
-expect 4 "journal a.h5.jnl is missing" yes -- a.h5
+expect 4 "a.h5.jnl is missing" yes -- a.h5
 mv a.h5.jnl.away a.h5.jnl
 cp b.h5.jnl foreign.jnl
 expect 5 "belongs to another file" yes -- a.h5 --journal foreign.jnl
@@ -130,6 +130,15 @@ expect 0 "recovered z.h5" no -- z.h5 --mode strict
 crashed e.h5
 : > e.h5.jnl
 expect 0 "replayed 0" no -- e.h5
+
+# A journal kept elsewhere (journal_path=DIR/): found through the path the
+# file records in its binding attribute.
+mkdir -p elsewhere
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/elsewhere/" \
+  crashed x.h5 --driver default
+[[ -f elsewhere/x.h5.jnl && ! -e x.h5.jnl ]] || { echo "FAIL journal_path: the journal is not where configured"; failures=$((failures + 1)); }
+expect 0 "recovered x.h5" no -- x.h5
+[[ ! -e elsewhere/x.h5.jnl ]] || { echo "FAIL journal_path: the journal was not retired"; failures=$((failures + 1)); }
 
 # --- a sound recovery: the committed steps, a plain HDF5 file -----------------
 crashed r.h5
