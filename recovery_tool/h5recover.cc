@@ -76,20 +76,7 @@ Outcome classify_unjournaled(const std::string& file, const std::string& journal
                                          "the journal was moved, pass it with --journal");
   auto size = (*base)->size();
   if (!size) return fail(kExitIoError, size.status().message());
-  class View : public RecoveredImage {
-   public:
-    explicit View(File& f) : f_(f) {}
-    Status read(uint64_t a, std::span<std::byte> out) override {
-      auto n = f_.read_at(a, out);
-      if (!n) return n.status();
-      std::fill(out.begin() + ptrdiff_t(*n), out.end(), std::byte(0));
-      return Status::ok();
-    }
-    Status patch(uint64_t, std::span<const std::byte>) override { return Status(Code::kInvalid, "read-only"); }
-
-   private:
-    File& f_;
-  } view(**base);
+  FileImageView view(**base);
   auto sb = find_superblock(view, *size);
   if (!sb || !sb->has_value())
     return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");

@@ -71,24 +71,6 @@ R guarded(const char* fn, R on_error, F&& body) noexcept {
   return on_error;
 }
 
-// A read-only view used to inspect a file's superblock before journaling it.
-class FileView : public RecoveredImage {
- public:
-  explicit FileView(File& f) : f_(f) {}
-  Status read(uint64_t addr, std::span<std::byte> out) override {
-    auto n = f_.read_at(addr, out);
-    if (!n) return n.status();
-    std::fill(out.begin() + ptrdiff_t(*n), out.end(), std::byte(0));
-    return Status::ok();
-  }
-  Status patch(uint64_t, std::span<const std::byte>) override {
-    return Status(Code::kInvalid, "read-only view");
-  }
-
- private:
-  File& f_;
-};
-
 // A file with no journal whose superblock says it is open for writing was not
 // closed cleanly by anyone: either not written through h5journal, or its
 // journal was lost.  Reported, never silently accepted.
@@ -97,7 +79,7 @@ Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, 
   if (!base) return base.status().code() == Code::kMissing ? Status::ok() : base.status();
   auto size = (*base)->size();
   if (!size) return size.status();
-  FileView view(**base);
+  FileImageView view(**base);
   auto sb = find_superblock(view, *size);
   if (!sb) return sb.status();
   if (sb->has_value() && ((*sb)->status_flags & 0x1))

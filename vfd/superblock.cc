@@ -1,5 +1,6 @@
 #include "superblock.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -17,6 +18,13 @@ constexpr uint64_t kV0FlagsOffset = 20;  // u32, versions 0 and 1
 constexpr uint64_t kV2FlagsOffset = 11;  // u8, versions 2 and 3
 
 }  // namespace
+
+Status FileImageView::read(uint64_t addr, std::span<std::byte> out) {
+  auto n = f_.read_at(addr, out);
+  if (!n) return n.status();
+  std::fill(out.begin() + ptrdiff_t(*n), out.end(), std::byte(0));
+  return Status::ok();
+}
 
 Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size) {
   for (uint64_t off = 0; off + 48 <= size; off = off == 0 ? 512 : off * 2) {

@@ -12,6 +12,18 @@
 
 namespace h5j {
 
+// A read-only RecoveredImage over a File, for inspecting a file's superblock
+// without journaling it (reads past the end are zeros).
+class FileImageView : public RecoveredImage {
+ public:
+  explicit FileImageView(File& f) : f_(f) {}
+  Status read(uint64_t addr, std::span<std::byte> out) override;
+  Status patch(uint64_t, std::span<const std::byte>) override { return Status(Code::kInvalid, "read-only view"); }
+
+ private:
+  File& f_;
+};
+
 struct SuperblockInfo {
   uint64_t offset = 0;  // 0, 512, 1024, 2048, ... (after a user block)
   unsigned version = 0;
