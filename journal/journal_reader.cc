@@ -29,10 +29,14 @@ std::string JournalReader::end_detail() const {
 Result<std::optional<uint64_t>> JournalReader::resync(uint64_t from, bool begin_only) {
   // Candidates are screened on their header (salt, LSN, type) read in large
   // pieces; only those are validated in full.
-  static constexpr size_t kPiece = 1 << 20;
+  uint64_t pos = align_up(std::max(from, kFirstRecordOffset), 8);
+  if (pos + kRecordHeaderSize > file_size_) {
+    seek(file_size_);
+    return std::optional<uint64_t>();
+  }
+  const size_t kPiece = std::min<uint64_t>(1 << 20, file_size_ - pos);
   auto buffer = file_.allocate_buffer(kPiece + kRecordHeaderSize);
   if (!buffer) return buffer.status();
-  uint64_t pos = align_up(std::max(from, kFirstRecordOffset), 8);
   while (pos + kRecordHeaderSize <= file_size_) {
     size_t n = std::min<uint64_t>(kPiece + kRecordHeaderSize, file_size_ - pos);
     H5J_RETURN_IF_ERROR(read_exact(file_, pos, std::span(buffer->data(), n)));
