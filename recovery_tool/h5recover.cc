@@ -80,7 +80,7 @@ Outcome classify_unjournaled(const std::string& file, const std::string& journal
   auto sb = find_superblock(view, *size);
   if (!sb || !sb->has_value())
     return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");
-  if ((*sb)->status_flags & 1)
+  if ((*sb)->version >= 3 && ((*sb)->status_flags & 1))  // older versions' flags are ignored, as HDF5 does
     return fail(kExitJournalMissing, file + " was not closed cleanly (HDF5 marks it open for writing) and has no "
                                          "journal " + journal + ": it was not written through h5journal, or its "
                                          "journal was removed. 'h5clear -s " + file + "' accepts it as it is");

@@ -82,7 +82,10 @@ Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, 
   FileImageView view(**base);
   auto sb = find_superblock(view, *size);
   if (!sb) return sb.status();
-  if (sb->has_value() && ((*sb)->status_flags & 0x1))
+  // Only a version 3 superblock's flag counts: HDF5 ignores the flags of
+  // older versions, so files in the wild (HDF5's own test files among them)
+  // carry stale ones that sec2 opens without complaint.
+  if (sb->has_value() && (*sb)->version >= 3 && ((*sb)->status_flags & 0x1))
     return Status(Code::kMissing,
                   name + " was not closed cleanly (HDF5 marks it open for writing) and has no journal " + journal +
                       ": it was not written through h5journal, or its journal was removed. Nothing can be "
