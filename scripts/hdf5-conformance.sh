@@ -39,8 +39,9 @@ skip=" cache cache_image accum fheap big vfd error_test err_compat tcheck_versio
 if (($#)); then
   tests=("$@")
 else
-  mapfile -t tests < <(sed -n '/^set (H5_TESTS/,/^)/p' "$src/test/CMakeTests.cmake" | grep -v "set (H5_TESTS\|^)" |
-    tr -s ' \t' '\n' | grep -v '^$' | grep -v '^#')
+  # H5_TESTS in test/CMakeLists.txt, comments dropped.
+  mapfile -t tests < <(sed -n '/^set (H5_TESTS$/,/^)/p' "$src/test/CMakeLists.txt" | sed 's/#.*//' |
+    grep -v "set (H5_TESTS\|^)" | tr -s ' \t' '\n' | grep -v '^$')
 fi
 results=$work/conformance-results
 rm -rf "$results" && mkdir -p "$results"
