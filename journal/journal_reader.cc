@@ -82,24 +82,21 @@ Result<std::unique_ptr<JournalReader>> JournalReader::open(File& file) {
   if (!best && !any_written)
     return Status(Code::kMissing, "journal " + file.path() + " has no header (never written)");
   if (!best) return Status(Code::kCorrupt, why);
-  return std::unique_ptr<JournalReader>(new JournalReader(file, std::move(*best), *size));
+  auto piece = file.allocate_buffer(kPiece);
+  if (!piece) return piece.status();
+  return std::unique_ptr<JournalReader>(new JournalReader(file, std::move(*best), *size, std::move(*piece)));
 }
 
 // The CRC covers header bytes [4, 32) and the whole payload, read in pieces.
 Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std::byte* hdr) {
-  static constexpr size_t kPiece = 1 << 20;
   uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
-  auto buffer = file_.allocate_buffer(std::min<size_t>(kPiece, std::max<size_t>(h.payload_len, 1)));
-  if (!buffer) return buffer.status();
-  AlignedBuffer& piece = *buffer;
-  uint64_t pos = h.lsn + kRecordHeaderSize;
-  uint64_t left = h.payload_len;
-  while (left > 0) {
-    size_t n = std::min<uint64_t>(left, piece.size());
-    H5J_RETURN_IF_ERROR(read_exact(file_, pos, std::span(piece.data(), n)));
-    crc = crc32c(piece.data(), n, crc);
-    pos += n;
-    left -= n;
+  uint64_t pos = h.lsn + kRecordHeaderSize, done = 0;
+  while (done < h.payload_len) {
+    size_t n = std::min<uint64_t>(h.payload_len - done, piece_.size());
+    H5J_RETURN_IF_ERROR(read_exact(file_, pos + done, std::span(piece_.data(), n)));
+    crc = crc32c(piece_.data(), n, crc);
+    if (done < kHead) std::memcpy(head_.data() + done, piece_.data(), std::min<uint64_t>(n, kHead - done));
+    done += n;
   }
   return unmask_crc(h.masked_crc) == crc;
 }
@@ -121,15 +118,14 @@ Result<std::optional<Record>> JournalReader::next() {
   if (!*crc_ok) return stop(StreamEnd::kBadChecksum);
 
   uint64_t payload = offset_ + kRecordHeaderSize;
+  const std::byte* head = head_.data();  // the payload's first bytes, from the CRC pass
   switch (h.type) {
     case RecordType::kBegin:
       if (h.payload_len != 8) return stop(StreamEnd::kBadRecord);
       break;
     case RecordType::kWrite: {
       if (h.payload_len < kWritePayloadHeader) return stop(StreamEnd::kBadRecord);
-      std::byte w[kWritePayloadHeader];
-      H5J_RETURN_IF_ERROR(read_exact(file_, payload, w));
-      rec.write = decode_write_payload_header(w);
+      rec.write = decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader>(head, kWritePayloadHeader));
       if (rec.write.length != h.payload_len - kWritePayloadHeader) return stop(StreamEnd::kBadRecord);
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
       rec.data_offset = payload + kWritePayloadHeader;
@@ -137,22 +133,17 @@ Result<std::optional<Record>> JournalReader::next() {
     }
     case RecordType::kCommit: {
       if (h.payload_len != kCommitPayloadSize) return stop(StreamEnd::kBadRecord);
-      std::byte c[kCommitPayloadSize];
-      H5J_RETURN_IF_ERROR(read_exact(file_, payload, c));
-      rec.commit = decode_commit(c);
+      rec.commit = decode_commit(std::span<const std::byte, kCommitPayloadSize>(head, kCommitPayloadSize));
       break;
     }
     case RecordType::kZero: {
       if (h.payload_len != kZeroPayloadSize) return stop(StreamEnd::kBadRecord);
-      std::byte z[kZeroPayloadSize];
-      H5J_RETURN_IF_ERROR(read_exact(file_, payload, z));
-      rec.write = WritePayloadHeader{get_u64(z), get_u64(z + 8), 0};
+      rec.write = WritePayloadHeader{get_u64(head), get_u64(head + 8), 0};
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
       break;
     }
     case RecordType::kComment: {
-      rec.comment.resize(std::min<size_t>(h.payload_len, 4096));
-      H5J_RETURN_IF_ERROR(read_exact(file_, payload, std::as_writable_bytes(std::span(rec.comment))));
+      rec.comment.assign(reinterpret_cast<const char*>(head), std::min<size_t>(h.payload_len, kHead));
       break;
     }
   }

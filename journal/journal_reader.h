@@ -4,6 +4,7 @@
 // payloads in fixed-size pieces, so memory stays bounded whatever it is given.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,7 +53,6 @@ class JournalReader {
   StreamEnd end() const { return end_; }
   uint64_t end_offset() const { return offset_; }
   std::string end_detail() const;
-  uint64_t file_size() const { return file_size_; }
 
   // Continues reading at `offset` (a record boundary found by resync).
   void seek(uint64_t offset) {
@@ -66,17 +66,23 @@ class JournalReader {
   Result<std::optional<uint64_t>> resync(uint64_t from, bool begin_only);
 
  private:
-  JournalReader(File& file, JournalHeader h, uint64_t file_size)
-      : file_(file), header_(std::move(h)), file_size_(file_size) {}
+  JournalReader(File& file, JournalHeader h, uint64_t file_size, AlignedBuffer piece)
+      : file_(file), header_(std::move(h)), file_size_(file_size), piece_(std::move(piece)) {}
   std::optional<Record> stop(StreamEnd why) {
     end_ = why;
     return std::nullopt;
   }
+  // Streams the payload through piece_ for its CRC, keeping its first bytes
+  // in head_ so the record can be decoded without reading them again.
   Result<bool> payload_crc_matches(const RecordHeader& h, const std::byte* hdr);
+  static constexpr size_t kPiece = 1 << 20;
+  static constexpr size_t kHead = 4096;  // covers every fixed payload and a comment
 
   File& file_;
   JournalHeader header_;
   uint64_t file_size_;
+  AlignedBuffer piece_;  // scratch for payloads, allocated once
+  std::array<std::byte, kHead> head_{};
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;
 };

@@ -58,7 +58,6 @@ class JournalWriter {
 
   bool in_transaction() const { return in_txn_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
-  uint64_t last_committed_txn() const { return in_txn_ ? txn_ - 1 : txn_; }
   // Journal bytes used by this generation (its records).
   uint64_t generation_bytes() const { return tell() - kFirstRecordOffset; }
   const JournalHeader& header() const { return header_; }

@@ -112,11 +112,8 @@ class JournaledFile : private RecoveredImage {
   Status close();
 
   const OpenReport& report() const { return report_; }
-  bool read_only() const { return read_only_; }
   File& base() { return *base_; }
   const std::string& journal_path() const { return opts_.journal_path; }
-  // Engine actually used for the journal ("uring" or "sync"), or "" if none.
-  const char* journal_engine() const { return journal_ ? journal_->engine_name() : ""; }
 
  private:
   JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only);
