@@ -92,6 +92,12 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode) {
 
 Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base,
                      const Progress& progress) {
+  auto set_size = [&]() -> Status {
+    auto size = base.size();
+    if (!size) return size.status();
+    return *size != logical_size ? base.truncate(logical_size) : Status::ok();
+  };
+  if (overlay.empty()) return set_size();  // nothing to copy: no run buffer
   // Coalesce runs of adjacent extents into one buffer of up to kRun bytes.
   static constexpr size_t kRun = 8 << 20;
   auto buffer = base.allocate_buffer(kRun);
@@ -126,10 +132,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Jour
   });
   H5J_RETURN_IF_ERROR(status);
   H5J_RETURN_IF_ERROR(flush_run());
-  auto size = base.size();
-  if (!size) return size.status();
-  if (*size != logical_size) return base.truncate(logical_size);
-  return Status::ok();
+  return set_size();
 }
 
 }  // namespace h5j
