@@ -132,17 +132,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   return s;
 }
 
-Status JournaledFile::check_not_missing() {
-  auto binding = read_binding();
-  if (!binding) return binding.status();
-  if (binding->has_value()) {
-    const std::string& recorded = (*binding)->journal_path;
-    return Status(Code::kMissing, base_->path() + " was being written through h5journal, but its journal " +
-                                      (recorded.empty() ? opts_.journal_path : recorded) +
-                                      " is missing; committed changes may be lost");
-  }
-  return Status::ok();
-}
+Status JournaledFile::check_not_missing() { return check_binding_not_missing(*base_, opts_.journal_path); }
 
 Status JournaledFile::start_writing() {
   std::array<uint8_t, 16> uuid{};
@@ -230,6 +220,15 @@ Result<std::optional<Binding>> read_binding(File& file) {
 }
 
 Result<std::optional<Binding>> JournaledFile::read_binding() { return h5j::read_binding(*base_); }
+
+Status check_binding_not_missing(File& base, const std::string& journal) {
+  auto binding = read_binding(base);
+  if (!binding) return binding.status();
+  if (!binding->has_value()) return Status::ok();
+  const std::string& recorded = (*binding)->journal_path;
+  return Status(Code::kMissing, base.path() + " was being written through h5journal, but its journal " +
+                                    (recorded.empty() ? journal : recorded) + " is missing; committed changes may be lost");
+}
 
 Status JournaledFile::check_binding(const JournalHeader& h) {
   auto binding = read_binding();

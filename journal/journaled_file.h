@@ -41,6 +41,8 @@ class RecoveredImage {
   // A change to the recovered bytes: in place for a read-write open, held in
   // memory for a read-only one (which must modify no file).
   virtual Status patch(uint64_t addr, std::span<const std::byte> bytes) = 0;
+  // The image's size (bytes at or past it read as zeros).
+  virtual uint64_t size() const = 0;
 };
 
 struct JournalOptions {
@@ -92,6 +94,9 @@ struct Binding {
 };
 // nullopt when the file carries no binding (or the filesystem has no xattrs).
 Result<std::optional<Binding>> read_binding(File& file);
+// kMissing if `base` is bound to a journal (named by its recorded path, or
+// `journal`) that does not exist: the caller found none.
+Status check_binding_not_missing(File& base, const std::string& journal);
 
 class JournaledFile : private RecoveredImage {
  public:
@@ -104,7 +109,7 @@ class JournaledFile : private RecoveredImage {
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // HDF5's truncate: the file's size becomes `size`.  Takes effect at commit.
   Status set_size(uint64_t size);
-  uint64_t size() const { return logical_size_; }
+  uint64_t size() const override { return logical_size_; }
   // A durable transaction boundary.  Afterwards, a crash brings the file back
   // exactly as it is now.
   Status commit();

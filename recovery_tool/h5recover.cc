@@ -69,21 +69,15 @@ std::string mib(uint64_t bytes) {
 Outcome classify_unjournaled(const std::string& file, const std::string& journal) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
-  auto binding = read_binding(**base);
-  if (binding && binding->has_value())
-    return fail(kExitJournalMissing, file + " was being written through h5journal, but its journal " + journal +
-                                         " is missing: committed changes since its last checkpoint are lost. If "
-                                         "the journal was moved, pass it with --journal");
+  if (Status s = check_binding_not_missing(**base, journal); !s)
+    return fail(exit_status_for(s), s.message() + ". If the journal was moved, pass it with --journal");
   auto size = (*base)->size();
   if (!size) return fail(kExitIoError, size.status().message());
-  FileImageView view(**base);
-  auto sb = find_superblock(view, *size);
+  FileImageView view(**base, *size);
+  auto sb = find_superblock(view);
   if (!sb || !sb->has_value())
     return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");
-  if ((*sb)->version >= 3 && ((*sb)->status_flags & 1))  // older versions' flags are ignored, as HDF5 does
-    return fail(kExitJournalMissing, file + " was not closed cleanly (HDF5 marks it open for writing) and has no "
-                                         "journal " + journal + ": it was not written through h5journal, or its "
-                                         "journal was removed. 'h5clear -s " + file + "' accepts it as it is");
+  if (marked_open_for_writing(**sb)) return fail(kExitJournalMissing, left_open_without_journal(file, journal).message());
   auto eoa = superblock_eoa(view, **sb);
   if (eoa && *eoa > *size)
     return fail(kExitNotHdf5, file + " is truncated (" + std::to_string(*size) + " bytes, HDF5 expects " +

@@ -79,17 +79,10 @@ Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, 
   if (!base) return base.status().code() == Code::kMissing ? Status::ok() : base.status();
   auto size = (*base)->size();
   if (!size) return size.status();
-  FileImageView view(**base);
-  auto sb = find_superblock(view, *size);
+  FileImageView view(**base, *size);
+  auto sb = find_superblock(view);
   if (!sb) return sb.status();
-  // Only a version 3 superblock's flag counts: HDF5 ignores the flags of
-  // older versions, so files in the wild (HDF5's own test files among them)
-  // carry stale ones that sec2 opens without complaint.
-  if (sb->has_value() && (*sb)->version >= 3 && ((*sb)->status_flags & 0x1))
-    return Status(Code::kMissing,
-                  name + " was not closed cleanly (HDF5 marks it open for writing) and has no journal " + journal +
-                      ": it was not written through h5journal, or its journal was removed. Nothing can be "
-                      "replayed; 'h5clear -s " + name + "' accepts the file as it is");
+  if (sb->has_value() && marked_open_for_writing(**sb)) return left_open_without_journal(name, journal);
   return Status::ok();
 }
 

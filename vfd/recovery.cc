@@ -6,7 +6,7 @@
 namespace h5j {
 
 std::function<Status(RecoveredImage&)> hdf5_recovery_fixups() {
-  return [](RecoveredImage& image) { return clear_status_flags(image, UINT64_MAX / 4); };
+  return [](RecoveredImage& image) { return clear_status_flags(image); };
 }
 
 JournalOptions journal_options_for(const std::string& file, const H5FD_journal_fapl_t& c, FileSystem& fs) {

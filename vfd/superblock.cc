@@ -26,8 +26,8 @@ Status FileImageView::read(uint64_t addr, std::span<std::byte> out) {
   return Status::ok();
 }
 
-Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size) {
-  for (uint64_t off = 0; off + 48 <= size; off = off == 0 ? 512 : off * 2) {
+Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image) {
+  for (uint64_t off = 0; off + 48 <= image.size(); off = off == 0 ? 512 : off * 2) {
     std::byte head[24];
     H5J_RETURN_IF_ERROR(image.read(off, head));
     if (std::memcmp(head, kSignature, 8) != 0) continue;
@@ -60,8 +60,14 @@ std::optional<uint64_t> superblock_eoa(RecoveredImage& image, const SuperblockIn
   return base + eof;
 }
 
-Status clear_status_flags(RecoveredImage& image, uint64_t size) {
-  auto found = find_superblock(image, size);
+Status left_open_without_journal(const std::string& file, const std::string& journal) {
+  return Status(Code::kMissing, file + " was not closed cleanly (HDF5 marks it open for writing) and has no journal " +
+                                    journal + ": it was not written through h5journal, or its journal was removed. "
+                                    "Nothing can be replayed; 'h5clear -s " + file + "' accepts the file as it is");
+}
+
+Status clear_status_flags(RecoveredImage& image) {
+  auto found = find_superblock(image);
   if (!found) return found.status();
   if (!found->has_value() || (*found)->status_flags == 0) return Status::ok();
   const SuperblockInfo& sb = **found;

@@ -16,12 +16,14 @@ namespace h5j {
 // without journaling it (reads past the end are zeros).
 class FileImageView : public RecoveredImage {
  public:
-  explicit FileImageView(File& f) : f_(f) {}
+  FileImageView(File& f, uint64_t size) : f_(f), size_(size) {}
   Status read(uint64_t addr, std::span<std::byte> out) override;
   Status patch(uint64_t, std::span<const std::byte>) override { return Status(Code::kInvalid, "read-only view"); }
+  uint64_t size() const override { return size_; }
 
  private:
   File& f_;
+  uint64_t size_;
 };
 
 struct SuperblockInfo {
@@ -30,12 +32,18 @@ struct SuperblockInfo {
   uint32_t status_flags = 0;
 };
 
-// Looks for the superblock signature in the first `size` bytes.
-Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image, uint64_t size);
+// Looks for the superblock signature within the image.
+Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image);
 // The end-of-file address (EOA) the superblock records, counted from the
 // start of the file (base address included); nullopt if it cannot be read.
 std::optional<uint64_t> superblock_eoa(RecoveredImage& image, const SuperblockInfo& sb);
+// HDF5 marks the file open for writing.  Only a version 3 superblock's flag
+// counts: HDF5 ignores the flags of older versions, so files in the wild
+// (HDF5's own test files among them) carry stale ones that sec2 opens.
+inline bool marked_open_for_writing(const SuperblockInfo& sb) { return sb.version >= 3 && (sb.status_flags & 1); }
+// The error for a file so marked that has no journal.
+Status left_open_without_journal(const std::string& file, const std::string& journal);
 // Clears the status flags (and fixes the checksum of a v2/v3 superblock).
-Status clear_status_flags(RecoveredImage& image, uint64_t size);
+Status clear_status_flags(RecoveredImage& image);
 
 }  // namespace h5j
