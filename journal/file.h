@@ -62,7 +62,9 @@ class File {
   virtual Result<AlignedBuffer> allocate_buffer(size_t size);
 };
 
-enum class OpenMode { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
+// kTruncate empties an existing file and fails on a missing one, as
+// O_TRUNC without O_CREAT does (HDF5's family driver opens members so).
+enum class OpenMode { kReadOnly, kReadWrite, kTruncate, kCreate, kCreateTruncate, kCreateExclusive };
 
 // Identifies a file across opens (device and inode for real files), so the
 // driver can tell two handles on one file apart from handles on two files.

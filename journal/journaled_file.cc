@@ -45,6 +45,7 @@ OpenMode open_mode(Access a) {
   switch (a) {
     case Access::kReadOnly: return OpenMode::kReadOnly;
     case Access::kReadWrite: return OpenMode::kReadWrite;
+    case Access::kTruncate: return OpenMode::kTruncate;
     case Access::kCreate: return OpenMode::kCreate;
     case Access::kCreateTruncate: return OpenMode::kCreateTruncate;
     case Access::kCreateExclusive: return OpenMode::kCreateExclusive;
@@ -78,7 +79,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   auto size = f->base_->size();
   if (!size) return size.status();
   f->logical_size_ = f->committed_size_ = *size;
-  Status s = read_only ? f->open_for_read() : f->open_for_write(access == Access::kCreateTruncate);
+  Status s = read_only ? f->open_for_read() : f->open_for_write(truncates(access));
   if (!s) return s;
   return f;
 }

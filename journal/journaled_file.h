@@ -62,7 +62,10 @@ struct JournalOptions {
   FileSystem* fs = &posix_filesystem();
 };
 
-enum class Access { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
+// kTruncate: an existing file, emptied (HDF5's TRUNC without CREAT).
+enum class Access { kReadOnly, kReadWrite, kTruncate, kCreate, kCreateTruncate, kCreateExclusive };
+
+inline bool truncates(Access a) { return a == Access::kTruncate || a == Access::kCreateTruncate; }
 
 // What open found, for messages, reports and tests.
 struct OpenReport {
@@ -119,6 +122,8 @@ class JournaledFile : private RecoveredImage {
   const OpenReport& report() const { return report_; }
   File& base() { return *base_; }
   const std::string& journal_path() const { return opts_.journal_path; }
+  // "uring" or "sync" (io_uring may be unavailable); "none" without a journal open.
+  const char* journal_engine() const { return journal_ ? journal_->engine_name() : "none"; }
 
  private:
   JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only);

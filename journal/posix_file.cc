@@ -71,18 +71,27 @@ Status PosixFile::try_lock(LockMode mode) {
   // flock locks belong to the open file description, so a second open of the
   // same file in this process conflicts too: that is what keeps HDF5's
   // tentative second open from replaying a journal that is in use.
-  if (!lock_fd_.valid()) {
+  if (ring_shares_descriptor() && !lock_fd_.valid()) {
     lock_fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     if (!lock_fd_.valid()) return error(errno, "open for locking");
   }
+  int fd = lock_fd_.valid() ? lock_fd_.get() : fd_.get();
   int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-  if (::flock(lock_fd_.get(), op) == 0) return Status::ok();
+  if (::flock(fd, op) == 0) {
+    locked_ = true;
+    return Status::ok();
+  }
   if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle");
   return error(errno, "lock");
 }
 
 Status PosixFile::unlock() {
-  lock_fd_.reset();  // closing the descriptor drops its lock
+  if (lock_fd_.valid()) {
+    lock_fd_.reset();  // closing the descriptor drops its lock
+  } else if (locked_ && ::flock(fd_.get(), LOCK_UN) != 0) {
+    return error(errno, "unlock");
+  }
+  locked_ = false;
   return Status::ok();
 }
 
@@ -127,6 +136,7 @@ Result<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, Ope
   switch (mode) {
     case OpenMode::kReadOnly: flags |= O_RDONLY; break;
     case OpenMode::kReadWrite: flags |= O_RDWR; break;
+    case OpenMode::kTruncate: flags |= O_RDWR | O_TRUNC; break;
     case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
     case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
     case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;

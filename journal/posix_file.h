@@ -35,6 +35,9 @@ class PosixFile : public File {
 
  protected:
   Status error(int err, const char* op) const;
+  // True when a ring may hold fd_'s open file description beyond this
+  // process's life; the lock then needs a descriptor of its own.
+  virtual bool ring_shares_descriptor() const { return false; }
   Syscalls& sys_;
   // EAGAIN and EINTR are retried, but not forever: a device that never makes
   // progress must surface as an error, not a hang.
@@ -43,10 +46,13 @@ class PosixFile : public File {
  private:
   std::string path_;
   UniqueFd fd_;
-  // The lock lives on a descriptor of its own that io_uring never holds: a
-  // killed process's ring may keep fd_'s open file description alive for a
-  // while after death, and a lock on it would outlive the process.
+  // Under io_uring the lock lives on a descriptor of its own that the ring
+  // never holds: a killed process's ring may keep fd_'s open file description
+  // alive for a while after death, and a lock on it would outlive the
+  // process.  Otherwise fd_ carries the lock (one descriptor per file, as
+  // sec2 has: HDF5's family driver opens thousands of members).
   UniqueFd lock_fd_;
+  bool locked_ = false;
   uint64_t next_ticket_ = 1;
 };
 

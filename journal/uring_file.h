@@ -26,6 +26,9 @@ class UringFile : public PosixFile {
   Status sync_after_writes() override;
   const char* engine_name() const override { return "uring"; }
 
+ protected:
+  bool ring_shares_descriptor() const override { return true; }
+
  private:
   // One write in flight: what is left of it, and how often it was retried.
   struct Pending {

@@ -8,7 +8,7 @@ shift 4
 format_flag=${1:-}
 mkdir -p "$work"
 cd "$work"
-rm -f ./*.h5 ./*.jnl ./*.txt
+rm -f ./*.h5 ./*.jnl ./*.txt ./*.family-*
 
 "$features" sec2.h5 --fapl sec2 $format_flag
 "$features" linked.h5 --fapl journal $format_flag

@@ -264,3 +264,32 @@ TEST_CASE("a second handle on a journal in use is passive and refuses to read or
   CHECK(bytes[0] == std::byte(2));
   CHECK(bytes[100] == std::byte(1));
 }
+
+namespace {
+size_t open_descriptors() {
+  return size_t(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                              std::filesystem::directory_iterator{}));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and its lock holds", E, test::UringEngine,
+                   test::SyncEngine) {
+  // HDF5's family driver keeps thousands of members open: each must cost
+  // about what sec2's one descriptor does.
+  TempDir dir;
+  std::string path = dir.path("d.h5");
+  auto opts = options(path + ".jnl", E::value, 64 << 20);
+  size_t before = open_descriptors();
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->base().try_lock(LockMode::kExclusive));
+  // The file, the journal, and under io_uring the ring and the journal's
+  // separate lock descriptor.
+  bool uring = std::string((*f)->journal_engine()) == "uring";
+  CHECK(open_descriptors() - before == (uring ? 4u : 2u));
+  auto other = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(other);
+  CHECK((*other)->try_lock(LockMode::kShared).code() == Code::kBusy);
+  REQUIRE((*f)->base().unlock());
+  CHECK((*other)->try_lock(LockMode::kShared));
+}
