@@ -173,6 +173,67 @@ void delete_check(const std::string& file, hid_t fapl) {
   }
 }
 
+void fail(const char* what) {
+  std::fprintf(stderr, "features: %s\n", what);
+  std::exit(1);
+}
+
+// H5Fget_access_plist hands back a FAPL equal to the one the file was opened
+// with, whichever way the driver was chosen (HDF5's vol test checks this).
+// The close degree and read attempts are set because the returned FAPL
+// states the defaults explicitly.
+void access_plist_check(const std::string& file, hid_t base_fapl) {
+  hid_t fapl = H5Pcopy(base_fapl);
+  CHECK_H5(H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI));
+  CHECK_H5(H5Pset_metadata_read_attempts(fapl, 1));
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
+  CHECK_H5(f);
+  hid_t got = H5Fget_access_plist(f);
+  CHECK_H5(got);
+  if (H5Pequal(fapl, got) <= 0) fail("H5Fget_access_plist differs from the FAPL the file was opened with");
+  H5Pclose(got);
+  CHECK_H5(H5Fclose(f));
+  H5Pclose(fapl);
+}
+
+// The driver as the member driver of HDF5's family driver, which opens every
+// member after the first with TRUNC but without CREAT and stops at the first
+// that is missing: a driver that creates it instead never stops.
+void family_check(const std::string& file, hid_t fapl) {
+  const hsize_t member_size = 4096;
+  std::string pattern = file + ".family-%d";
+  hid_t fam = H5Pcreate(H5P_FILE_ACCESS);
+  CHECK_H5(H5Pset_fapl_family(fam, member_size, fapl));
+  hid_t f = H5Fcreate(pattern.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fam);
+  CHECK_H5(f);
+  write_ints(f, "spans_members", H5P_DEFAULT, {5000}, {}, 3);  // 20 KB: several members
+  hsize_t size = 0;
+  CHECK_H5(H5Fget_filesize(f, &size));
+  CHECK_H5(H5Fclose(f));
+  char first_extra[512];
+  std::snprintf(first_extra, sizeof first_extra, pattern.c_str(), int((size + member_size - 1) / member_size));
+  if (FILE* extra = std::fopen(first_extra, "r")) {
+    std::fclose(extra);
+    fail("a family member beyond the end of the file was created");
+  }
+  // A second create truncates the members (HDF5 keeps the emptied ones).
+  f = H5Fcreate(pattern.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fam);  // truncates the members
+  CHECK_H5(f);
+  write_ints(f, "again", H5P_DEFAULT, {3000}, {}, 9);
+  CHECK_H5(H5Fclose(f));
+  f = H5Fopen(pattern.c_str(), H5F_ACC_RDONLY, fam);
+  CHECK_H5(f);
+  hid_t ds = H5Dopen2(f, "again", H5P_DEFAULT);
+  CHECK_H5(ds);
+  std::vector<int> r(3000);
+  CHECK_H5(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.data()));
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i] != int(9 + i)) fail("family member data wrong");
+  H5Dclose(ds);
+  CHECK_H5(H5Fclose(f));
+  H5Pclose(fam);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,6 +248,8 @@ int main(int argc, char** argv) {
   hid_t fapl = fapl_for(fapl_kind, latest);
   create(file, fapl);
   modify(file, fapl);
+  access_plist_check(file, fapl);
+  family_check(file, fapl);
   H5E_BEGIN_TRY { delete_check(file, fapl); }
   H5E_END_TRY
   H5Pclose(fapl);

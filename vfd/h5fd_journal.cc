@@ -44,6 +44,9 @@ struct JournalDriverFile {
   H5FD_t pub;  // must be first: HDF5 fills it after open()
   std::unique_ptr<JournaledFile> file;
   H5FD_journal_fapl_t config;
+  // Chosen by name with a configuration string, the FAPL carries no driver
+  // info, and H5Fget_access_plist must return one that compares equal.
+  bool config_from_string = false;
   haddr_t eoa = 0;
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
@@ -86,7 +89,12 @@ Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, 
   return Status::ok();
 }
 
-Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
+struct FaplConfig {
+  H5FD_journal_fapl_t values;
+  bool from_string;  // HDF5_DRIVER_CONFIG or H5Pset_driver_by_name, not H5Pset_fapl_journal
+};
+
+Result<FaplConfig> config_from_fapl(hid_t fapl) {
   // Set by H5Pset_fapl_journal; absent (and an error HDF5 would print) when
   // the driver was chosen by name, with a configuration string instead.
   const void* info = nullptr;
@@ -96,7 +104,7 @@ Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
     H5FD_journal_fapl_t c;
     std::memcpy(&c, info, sizeof c);
     H5J_RETURN_IF_ERROR(validate_config(c));
-    return c;
+    return FaplConfig{c, false};
   }
   H5FD_journal_fapl_t c = default_config();
   ssize_t len = H5Pget_driver_config_str(fapl, nullptr, 0);
@@ -106,13 +114,15 @@ Result<H5FD_journal_fapl_t> config_from_fapl(hid_t fapl) {
     text.resize(size_t(len));
     H5J_RETURN_IF_ERROR(parse_config(text, c));
   }
-  return c;
+  return FaplConfig{c, true};
 }
 
 Access access_for(unsigned flags) {
   if (!(flags & H5F_ACC_RDWR)) return Access::kReadOnly;
   if (flags & H5F_ACC_EXCL) return Access::kCreateExclusive;
-  if (flags & H5F_ACC_TRUNC) return Access::kCreateTruncate;
+  // HDF5's family driver opens members after the first with TRUNC but
+  // without CREAT: a missing member must then fail the open, not appear.
+  if (flags & H5F_ACC_TRUNC) return (flags & H5F_ACC_CREAT) ? Access::kCreateTruncate : Access::kTruncate;
   if (flags & H5F_ACC_CREAT) return Access::kCreate;
   return Access::kReadWrite;
 }
@@ -127,9 +137,9 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    JournalOptions opts = journal_options_for(name, *config, fs);
+    JournalOptions opts = journal_options_for(name, config->values, fs);
     Access access = access_for(flags);
-    if (access != Access::kCreateTruncate && !fs.exists(opts.journal_path)) {
+    if (!truncates(access) && !fs.exists(opts.journal_path)) {
       if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)
         return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
     }
@@ -139,7 +149,8 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
     auto* f = new JournalDriverFile{};
     f->file = std::move(*file);
-    f->config = *config;
+    f->config = config->values;
+    f->config_from_string = config->from_string;
     f->id = *id;
     return &f->pub;
   });
@@ -244,12 +255,13 @@ herr_t journal_delete(const char* name, hid_t fapl) {
   FileSystem& fs = filesystem_for(fapl);
   if (!fs.exists(name)) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, std::string("no file ") + name);
   Status s = fs.remove(name);
-  if (s) s = fs.remove(journal_path_for(name, *config));
+  if (s) s = fs.remove(journal_path_for(name, config->values));
   if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
   return 0;
 }
 
 void* journal_fapl_get(H5FD_t* file) {
+  if (self(file)->config_from_string) return nullptr;  // the string travels in the FAPL itself
   auto* copy = static_cast<H5FD_journal_fapl_t*>(std::malloc(sizeof(H5FD_journal_fapl_t)));
   if (copy != nullptr) *copy = self(file)->config;
   return copy;
@@ -351,7 +363,7 @@ herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
     return h5j::push_error("H5Pget_fapl_journal", H5E_BADTYPE, "the file access property list does not use the journal driver");
   auto c = h5j::config_from_fapl(fapl_id);
   if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status().message());
-  *config = *c;
+  *config = c->values;
   return 0;
 }
 
