@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Command 2 of the README: set up as command 1 does (without the demo), then
-# run every test, in three stages:
-#   1. the test suite (unit, crash, crash-state explorer, fault sweep, ...);
+# run every test, in four stages:
+#   1. the test suite (unit, crash, crash-state explorer, fault sweep,
+#      the benchmark harness's --quick smoke run, ...);
 #   2. the same suite under AddressSanitizer + UBSan (scripts/sanitize.sh);
-#   3. each fuzz target for FUZZ_SECONDS (default 60; scripts/fuzz.sh).
+#   3. each fuzz target for FUZZ_SECONDS (default 60; scripts/fuzz.sh);
+#   4. HDF5's own serial test programs through the driver, beside sec2
+#      (scripts/hdf5-conformance.sh; docs/conformance.md).
 # .ci/run runs this.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -14,4 +17,6 @@ say "stage 2: the test suite under sanitizers"
 "$ROOT_DIR/scripts/sanitize.sh"
 say "stage 3: fuzzing"
 "$ROOT_DIR/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
+say "stage 4: HDF5's test suite through the driver"
+"$ROOT_DIR/scripts/hdf5-conformance.sh" --serial --no-docs
 say "all stages passed"
