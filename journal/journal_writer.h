@@ -12,6 +12,10 @@
 //  - A buffer is reused only after its write has completed.
 //  - commit() returns only when the COMMIT record and everything before it
 //    have reached the file (and, when durable, survived fdatasync).
+//  - While preallocating, no record write is submitted past allocated_end_:
+//    the journal is written with zeros ahead of its records (see reserve()),
+//    and the zeros are written before any record write that could overlap
+//    them.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +86,8 @@ class JournalWriter {
   // Makes the next ring buffer current, starting at journal offset `base`.
   Status rotate(uint64_t base);
   Status write_header_slot(const JournalHeader& h, bool sync);
+  // Makes [0, end) allocated, written journal space (zeros past the records).
+  Status reserve(uint64_t end);
 
   File& file_;
   JournalHeader header_;
@@ -92,6 +98,8 @@ class JournalWriter {
   bool in_txn_ = false;
   uint64_t txn_records_ = 0;  // records in the open transaction so far
   uint64_t begin_lsn_ = 0;
+  uint64_t allocated_end_ = 0;  // the journal file is written up to here
+  bool preallocate_ = true;     // false after a full disk
 };
 
 }  // namespace h5j

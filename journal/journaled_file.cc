@@ -254,6 +254,13 @@ Status JournaledFile::check_binding(const JournalHeader& h) {
 }
 
 Status JournaledFile::replay_into_base() {
+  // Past its last commit the journal holds nothing recovery needs (the zeros
+  // written ahead of the records, an uncommitted tail, stale records).
+  // Giving that space back first lets a full disk take the replayed bytes.
+  auto journal_size = journal_->size();
+  if (!journal_size) return journal_size.status();
+  if (*journal_size > plan_->summary.committed_end)
+    H5J_RETURN_IF_ERROR(journal_->truncate(plan_->summary.committed_end));
   overlay_ = std::move(plan_->overlay);
   committed_size_ = logical_size_ = plan_->logical_size;
   H5J_RETURN_IF_ERROR(write_overlay_to_base());
@@ -334,8 +341,10 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   if (data.empty()) return Status::ok();
   if (Status s = begin_transaction(); !s) return s;
   uint64_t floor = protected_end();
-  // The part below the protected end is journaled; the rest goes in place.
+  // The part below the protected end is journaled; the rest goes in place,
+  // if it is long enough to be worth an fdatasync of its own.
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
+  if (data.size() - journaled < opts_.inplace_min_bytes) journaled = data.size();
   if (journaled > 0) {
     auto off = writer_->append_write(addr, tag, data.subspan(0, journaled));
     if (!off) return fail(off.status());

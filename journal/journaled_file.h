@@ -8,7 +8,9 @@
 //     protected_end = max(committed size, highest byte journaled this generation)
 // go to the journal and an in-memory overlay; writes at or above it go in
 // place (the second term keeps replay from laying an older journaled copy over
-// a newer in-place write).  Commit makes in-place bytes durable first, then the
+// a newer in-place write), unless they are shorter than inplace_min_bytes:
+// those are journaled too, because in place they would cost the commit a
+// second fdatasync.  Commit makes in-place bytes durable first, then the
 // journal's COMMIT record.  A checkpoint copies the overlay into the file,
 // syncs it and starts a new journal generation.
 //
@@ -53,6 +55,10 @@ struct JournalOptions {
   RingOptions ring;
   IoEngine engine = IoEngine::kAuto;
   uint64_t checkpoint_bytes = uint64_t(64) << 20;
+  // A write above the protected end shorter than this is journaled, not
+  // written in place.  0: every such write in place (the tests' setting, to
+  // exercise the in-place path with small writes).
+  uint64_t inplace_min_bytes = uint64_t(64) << 10;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
   Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)

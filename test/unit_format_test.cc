@@ -1,7 +1,9 @@
 // Record codec and reader: round trips, CRC, torn, garbage and zero-filled tails.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 #include <random>
 
@@ -51,8 +53,10 @@ TEST_CASE("header round trip and validation") {
 namespace {
 
 // Writes `txns` committed transactions of `writes_each` records into a fresh
-// journal and returns its path.
-std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_open_txn = false) {
+// journal and returns its path.  Not durable: then the writer writes no zeros
+// ahead of its records, and the journal ends where its last record does.
+std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_open_txn = false,
+                          bool durable = false) {
   std::string path = dir.path("j.jnl");
   auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
   REQUIRE(file);
@@ -60,7 +64,7 @@ std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_op
   h.generation = 1;
   h.salt = 77;
   h.target_name = "x.h5";
-  auto w = JournalWriter::start(**file, h, RingOptions{2, 4096, true}, true);
+  auto w = JournalWriter::start(**file, h, RingOptions{2, 4096, durable}, true);
   REQUIRE(w);
   uint64_t addr = 0;
   for (int t = 0; t < txns + (leave_open_txn ? 1 : 0); ++t) {
@@ -95,6 +99,23 @@ TEST_CASE("reader returns every committed transaction and drops the open one") {
   CHECK(s.committed_txns == 5);
   CHECK(s.last_committed_txn == 5);
   CHECK(s.discarded_records > 0);
+}
+
+TEST_CASE("a durable journal is written with zeros ahead of its records, and reads the same") {
+  TempDir dir;
+  std::string plain = write_journal(dir, 4, 10);
+  ScanSummary expected = scan(plain);
+  std::string path = dir.path("durable.jnl");
+  std::filesystem::rename(write_journal(dir, 4, 10, false, /*durable=*/true), path);
+  ScanSummary s = scan(path);
+  CHECK(s.committed_txns == expected.committed_txns);
+  CHECK(s.committed_end == expected.committed_end);
+  CHECK(s.end == StreamEnd::kZeroes);
+  // Zeros reach at least a preallocation step past the records, so the
+  // commits that follow overwrite written space.
+  CHECK(test::file_size(path) >= s.committed_end + (uint64_t(4) << 20));
+  auto bytes = test::read_file(path);
+  CHECK(std::all_of(bytes.begin() + ptrdiff_t(s.committed_end), bytes.end(), [](std::byte b) { return b == std::byte(0); }));
 }
 
 TEST_CASE("torn, zero-filled and garbage tails end the stream at the last commit") {
