@@ -35,6 +35,10 @@ class File {
   virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
   // fdatasync.  A failure is final: the caller must stop (see design.md).
   virtual Status sync_data() = 0;
+  // Asks the kernel to start writing [offset, offset + length) back now,
+  // without waiting, so that a later sync_data has less left to do.  Advisory:
+  // errors surface at that sync_data, not here.
+  virtual void start_writeback(uint64_t /*offset*/, uint64_t /*length*/) {}
   virtual Status truncate(uint64_t size) = 0;
   virtual Result<uint64_t> size() = 0;
   // Advisory whole-file lock that conflicts between open file descriptions,

@@ -10,7 +10,7 @@ namespace h5j {
 
 namespace {
 // Zeros are written this far ahead of the records, in pieces of kZeros.
-constexpr uint64_t kPreallocStep = uint64_t(4) << 20;
+constexpr uint64_t kPreallocStep = uint64_t(1) << 20;
 constexpr std::byte kZeros[256 << 10] = {};
 }  // namespace
 

@@ -334,6 +334,10 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
   return Status::ok();
 }
 
+namespace {
+constexpr size_t kEarlyWritebackMin = 1 << 20;
+}  // namespace
+
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   if (!failed_.is_ok()) return failed_;
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
@@ -352,7 +356,13 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
     journal_high_water_ = std::max(journal_high_water_, addr + journaled);
   }
   if (journaled < data.size()) {
-    if (Status s = base_->write_at(addr + journaled, data.subspan(journaled)); !s) return fail(s);
+    auto rest = data.subspan(journaled);
+    if (Status s = base_->write_at(addr + journaled, rest); !s) return fail(s);
+    // Large writes start on their way to the disk now, while HDF5 produces
+    // the next ones, instead of all at the commit's fdatasync.  Not smaller
+    // ones: HDF5 rewrites those (its sieve buffer), and a page under
+    // writeback makes the next write to it wait (W2 ran at half speed).
+    if (opts_.ring.durable && rest.size() >= kEarlyWritebackMin) base_->start_writeback(addr + journaled, rest.size());
     inplace_unsynced_ = true;
   }
   logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());

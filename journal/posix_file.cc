@@ -56,6 +56,10 @@ Status PosixFile::sync_data() {
   return Status::ok();
 }
 
+void PosixFile::start_writeback(uint64_t offset, uint64_t length) {
+  (void)::sync_file_range(fd_.get(), off64_t(offset), off64_t(length), SYNC_FILE_RANGE_WRITE);
+}
+
 Status PosixFile::truncate(uint64_t size) {
   if (sys_.ftruncate(fd_.get(), off_t(size)) != 0) return error(errno, "truncate");
   return Status::ok();

@@ -16,6 +16,7 @@ class PosixFile : public File {
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
   Status write_at(uint64_t offset, std::span<const std::byte> data) override;
   Status sync_data() override;
+  void start_writeback(uint64_t offset, uint64_t length) override;
   Status truncate(uint64_t size) override;
   Result<uint64_t> size() override;
   Status try_lock(LockMode mode) override;

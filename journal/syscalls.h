@@ -21,8 +21,8 @@ class Syscalls {
   virtual int fsync(int fd);
   virtual int ftruncate(int fd, off_t size);
   virtual int uring_setup(unsigned entries, io_uring* ring);
-  // The result of a completed io_uring write (or fsync), as the engine sees it.
-  virtual int uring_result(bool /*fsync*/, int res) { return res; }
+  // The result of a completed io_uring write, as the engine sees it.
+  virtual int uring_result(int res) { return res; }
   // Page-aligned memory for I/O buffers; nullptr when none can be had.
   virtual void* alloc_buffer(size_t size);
   virtual void free_buffer(void* p);

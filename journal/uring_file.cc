@@ -55,6 +55,14 @@ Status UringFile::queue_write(Pending& p) {
 
 Result<uint64_t> UringFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
   if (!sticky_.is_ok()) return sticky_;
+  if (pending_.empty() && data.size() <= kInlineWriteMax) {
+    // Nothing in flight to overlap with, and little to copy: the ring would
+    // hand this buffered write to a kernel worker thread, which costs more
+    // than writing it now (a small commit's last write, typically).  Its
+    // ticket is complete on return.
+    if (Status s = PosixFile::write_at(offset, data); !s) return sticky_ = s;
+    return next_ticket_++;
+  }
   while (pending_.size() >= kQueueDepth - 1) H5J_RETURN_IF_ERROR(reap_one());
   pending_.push_back(Pending{next_ticket_++, offset, data});
   H5J_RETURN_IF_ERROR(queue_write(pending_.back()));
@@ -70,7 +78,7 @@ Status UringFile::reap_one() {
   while (rc == -EINTR);
   if (rc < 0) return error(-rc, "io_uring wait on");
   uint64_t ticket = io_uring_cqe_get_data64(cqe);
-  int res = sys_.uring_result(false, cqe->res);
+  int res = sys_.uring_result(cqe->res);
   io_uring_cqe_seen(&ring_, cqe);
 
   Status status;
@@ -107,28 +115,13 @@ Status UringFile::wait_write(uint64_t ticket) {
   return sticky_;
 }
 
-Status UringFile::submit_and_wait_fsync() {
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (sqe == nullptr) return error(EBUSY, "io_uring queue full for fdatasync of");
-  io_uring_prep_fsync(sqe, fd(), IORING_FSYNC_DATASYNC);
-  io_uring_sqe_set_data64(sqe, 0);  // ticket 0 is never a write
-  int rc = io_uring_submit(&ring_);
-  if (rc < 0) return error(-rc, "io_uring submit fdatasync of");
-  io_uring_cqe* cqe = nullptr;
-  do rc = io_uring_wait_cqe(&ring_, &cqe);
-  while (rc == -EINTR);
-  if (rc < 0) return error(-rc, "io_uring wait on");
-  int res = sys_.uring_result(true, cqe->res);
-  io_uring_cqe_seen(&ring_, cqe);
-  if (res < 0) return error(-res, "fdatasync");  // never retried: see PosixFile::sync_data
-  return Status::ok();
-}
-
 Status UringFile::sync_after_writes() {
-  // IORING_OP_FSYNC covers only writes that have completed, so every write is
-  // reaped (and short writes finished) before the fsync is submitted.
+  // An fsync covers only writes that have completed, so every write is
+  // reaped (and short writes finished) first.  The fdatasync itself is a
+  // plain system call: the caller waits for it anyway, and through the ring
+  // it would run on a kernel worker thread, a context switch dearer.
   H5J_RETURN_IF_ERROR(wait_write(UINT64_MAX));
-  return submit_and_wait_fsync();
+  return sync_data();
 }
 
 }  // namespace h5j

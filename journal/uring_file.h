@@ -1,5 +1,7 @@
 // The io_uring engine.  Synchronous operations are inherited from PosixFile;
-// submit_write/wait_write/sync_after_writes go through a private ring.
+// submit_write and wait_write go through a private ring (except a small
+// write with nothing in flight, made at once); sync_after_writes reaps them
+// all, then calls fdatasync.
 //
 // Buffer ownership: submit_write() borrows the caller's bytes; they belong to
 // the kernel until wait_write() for that ticket (or a later one) returns.
@@ -44,9 +46,10 @@ class UringFile : public PosixFile {
   Status queue_write(Pending& p);
   Status reap_one();
   bool any_in_kernel() const;
-  Status submit_and_wait_fsync();
 
   static constexpr unsigned kQueueDepth = 64;
+  // Writes up to this size, submitted with nothing in flight, are made at once.
+  static constexpr size_t kInlineWriteMax = 64 << 10;
 
   io_uring ring_{};
   bool ring_ready_ = false;

@@ -48,8 +48,10 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
   h.generation = 1;
   h.salt = 5;
   h.target_name = "r.h5";
-  // Small buffers so records span several of them and the ring wraps often.
-  auto w = JournalWriter::start(**file, h, RingOptions{3, 8192, true}, true);
+  // Buffers small enough that records span them and the ring wraps often,
+  // large enough (over UringFile's inline limit of 64 KiB) that full ones go
+  // through the ring.
+  auto w = JournalWriter::start(**file, h, RingOptions{3, 96 << 10, true}, true);
   REQUIRE(w);
   struct Written {
     uint64_t addr, data_off;
@@ -61,7 +63,7 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
     REQUIRE((*w)->begin());
     int n = int(rng() % 12) + 1;
     for (int i = 0; i < n; ++i) {
-      auto data = pattern(rng() % 20000 + 1, uint32_t(rng()));
+      auto data = pattern(rng() % 60000 + 1, uint32_t(rng()));
       uint64_t addr = rng() % 1000000;
       auto off = (*w)->append_write(addr, 0, data);
       REQUIRE(off);
