@@ -8,7 +8,8 @@ JOBS=${JOBS:-$(nproc)}
 
 PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux python3
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
-          doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev)
+          doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev
+          python3-matplotlib)
 
 say() { echo "==> $*"; }
 

@@ -1,0 +1,394 @@
+// h5journal_bench: one measurement per run.  bench/run_bench.py runs it for
+// each workload and driver in alternation, in fresh processes (so peak RSS is
+// per run), and turns the samples into medians and ratios.
+//
+// Each subcommand prints one JSON object on stdout: what was done and how
+// long it took.  Times are wall-clock, from before the file is created to
+// after the workload's last commit point is durable (for the drivers that
+// promise durability) or returned (for those that do not).
+//
+// Drivers (--driver):
+//   sec2          HDF5's default driver: nothing is durable.
+//   sec2-durable  sec2, plus H5Fflush and fsync at each point where
+//                 h5journal commits (each H5Fflush, and after H5Fclose): the
+//                 only way to durability HDF5 offers today.
+//   core          in memory, no backing store: the upper bound.
+//   journal       h5journal, configured by --config "key=value;...".
+#include <fcntl.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "h5journal.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "h5journal_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void check(herr_t status, const char* what) {
+  if (status < 0) die(std::string(what) + " failed");
+}
+
+hid_t check_id(hid_t id, const char* what) {
+  if (id < 0) die(std::string(what) + " failed");
+  return id;
+}
+
+// --- drivers -------------------------------------------------------------------
+
+struct Driver {
+  std::string name;    // sec2 | sec2-durable | core | journal
+  std::string config;  // journal only
+
+  bool durable_sec2() const { return name == "sec2-durable"; }
+
+  hid_t fapl() const {
+    hid_t fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
+    if (name == "sec2" || name == "sec2-durable") {
+      check(H5Pset_fapl_sec2(fapl), "H5Pset_fapl_sec2");
+    } else if (name == "core") {
+      check(H5Pset_fapl_core(fapl, 64 << 20, false), "H5Pset_fapl_core");
+    } else if (name == "journal") {
+      check_id(H5FD_journal_init(), "registering the journal driver");
+      check(H5Pset_driver_by_name(fapl, "journal", config.c_str()), "H5Pset_driver_by_name(journal)");
+    } else {
+      die("unknown driver " + name);
+    }
+    return fapl;
+  }
+};
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) die("fsync " + path + ": " + std::strerror(errno));
+  ::close(fd);
+}
+
+// An open HDF5 file through one driver, with the driver's commit points.
+class BenchFile {
+ public:
+  BenchFile(const Driver& d, std::string path) : driver_(d), path_(std::move(path)) {
+    hid_t fapl = d.fapl();
+    id_ = check_id(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "H5Fcreate");
+    H5Pclose(fapl);
+  }
+  BenchFile(const BenchFile&) = delete;
+  BenchFile& operator=(const BenchFile&) = delete;
+
+  hid_t id() const { return id_; }
+
+  // A commit point: H5Fflush (a transaction for the journal), and fsync for
+  // durable sec2.
+  void commit() {
+    check(H5Fflush(id_, H5F_SCOPE_GLOBAL), "H5Fflush");
+    if (driver_.durable_sec2()) fsync_vfd();
+  }
+
+  void close() {
+    check(H5Fclose(id_), "H5Fclose");
+    if (driver_.durable_sec2()) fsync_path(path_);
+  }
+
+ private:
+  void fsync_vfd() {
+    void* handle = nullptr;
+    check(H5Fget_vfd_handle(id_, H5P_DEFAULT, &handle), "H5Fget_vfd_handle");
+    if (::fsync(*static_cast<int*>(handle)) != 0) die(std::string("fsync: ") + std::strerror(errno));
+  }
+
+  const Driver& driver_;
+  std::string path_;
+  hid_t id_;
+};
+
+// --- helpers -------------------------------------------------------------------
+
+hid_t create_dataset(hid_t loc, const char* name, const std::vector<hsize_t>& dims,
+                     const std::vector<hsize_t>& maxdims = {}, hid_t dcpl = H5P_DEFAULT) {
+  hid_t space = check_id(H5Screate_simple(int(dims.size()), dims.data(), maxdims.empty() ? nullptr : maxdims.data()),
+                         "H5Screate_simple");
+  hid_t ds = check_id(H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "H5Dcreate2");
+  H5Sclose(space);
+  return ds;
+}
+
+// Writes `buf` into the box [start, start + count) of `ds`.
+void write_box(hid_t ds, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const double* buf) {
+  hid_t fs = check_id(H5Dget_space(ds), "H5Dget_space");
+  check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab");
+  hid_t ms = check_id(H5Screate_simple(int(count.size()), count.data(), nullptr), "H5Screate_simple");
+  check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf), "H5Dwrite");
+  H5Sclose(ms);
+  H5Sclose(fs);
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+json result(const char* workload, const Driver& d, double secs) {
+  return json{{"workload", workload}, {"driver", d.name}, {"config", d.config}, {"seconds", secs}};
+}
+
+// --- workloads -----------------------------------------------------------------
+
+// W1 checkpoint: `datasets` contiguous datasets of `mib` MiB in total, each
+// written whole, front to back, in 16 MiB calls; one commit, at close.
+json w1_checkpoint(const Driver& d, const std::string& path, uint64_t mib, int datasets) {
+  const hsize_t per_ds = (mib << 20) / sizeof(double) / hsize_t(datasets);
+  const hsize_t piece = std::min<hsize_t>(per_ds, (16 << 20) / sizeof(double));
+  std::vector<double> buf(piece, 1.5);
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  for (int i = 0; i < datasets; ++i) {
+    hid_t ds = create_dataset(f.id(), ("checkpoint" + std::to_string(i)).c_str(), {per_ds});
+    for (hsize_t at = 0; at < per_ds; at += piece) write_box(ds, {at}, {std::min(piece, per_ds - at)}, buf.data());
+    H5Dclose(ds);
+  }
+  f.close();
+  json r = result("W1", d, seconds_since(t0));
+  r["bytes"] = per_ds * sizeof(double) * hsize_t(datasets);
+  return r;
+}
+
+// W2 strided: an n^3 array of doubles (contiguous layout) written in 32^3
+// blocks; each block is 32^2 runs of 256 bytes, n*8 bytes apart.  One commit,
+// at close.
+json w2_strided(const Driver& d, const std::string& path, hsize_t n) {
+  const hsize_t b = 32;
+  if (n % b != 0) die("W2 needs an edge that is a multiple of 32");
+  std::vector<double> block(b * b * b);
+  std::iota(block.begin(), block.end(), 0.0);
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  hid_t ds = create_dataset(f.id(), "array", {n, n, n});
+  for (hsize_t i = 0; i < n; i += b)
+    for (hsize_t j = 0; j < n; j += b)
+      for (hsize_t k = 0; k < n; k += b) write_box(ds, {i, j, k}, {b, b, b}, block.data());
+  H5Dclose(ds);
+  f.close();
+  json r = result("W2", d, seconds_since(t0));
+  r["bytes"] = n * n * n * sizeof(double);
+  return r;
+}
+
+// W3 metadata-heavy: groups, each with small datasets and attributes; a
+// commit every 100 operations.
+json w3_metadata(const Driver& d, const std::string& path, int ops) {
+  std::vector<double> small(16, 2.5);
+  hsize_t one = 1, sixteen = 16;
+  hid_t scalar = H5Screate_simple(1, &one, nullptr);
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  hid_t group = -1;
+  for (int op = 0; op < ops; ++op) {
+    std::string name = "n" + std::to_string(op);
+    if (op % 5 == 0) {
+      if (group >= 0) H5Gclose(group);
+      group = check_id(H5Gcreate2(f.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "H5Gcreate2");
+    } else if (op % 5 < 3) {
+      hid_t ds = create_dataset(group, name.c_str(), {sixteen});
+      check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, small.data()), "H5Dwrite");
+      H5Dclose(ds);
+    } else {
+      hid_t a = check_id(H5Acreate2(group, name.c_str(), H5T_NATIVE_DOUBLE, scalar, H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Acreate2");
+      check(H5Awrite(a, H5T_NATIVE_DOUBLE, small.data()), "H5Awrite");
+      H5Aclose(a);
+    }
+    if (op % 100 == 99) f.commit();
+  }
+  H5Gclose(group);
+  f.close();
+  H5Sclose(scalar);
+  json r = result("W3", d, seconds_since(t0));
+  r["operations"] = ops;
+  r["ops_per_second"] = double(ops) / r["seconds"].get<double>();
+  return r;
+}
+
+// W4 time series: one 8 KiB step appended to a chunked extendible dataset,
+// then a commit, `steps` times.  Commit latency is the commit alone.
+json w4_time_series(const Driver& d, const std::string& path, int steps) {
+  const hsize_t width = 1024;
+  std::vector<double> row(width, 3.5);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {1, width};  // one step a chunk: a commit writes its step, not a growing chunk again
+  H5Pset_chunk(dcpl, 2, chunk);
+  std::vector<double> latencies;
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  hid_t ds = create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
+  for (int s = 0; s < steps; ++s) {
+    hsize_t extent[2] = {hsize_t(s) + 1, width};
+    check(H5Dset_extent(ds, extent), "H5Dset_extent");
+    write_box(ds, {hsize_t(s), 0}, {1, width}, row.data());
+    auto c0 = Clock::now();
+    f.commit();
+    latencies.push_back(seconds_since(c0) * 1e6);
+  }
+  H5Dclose(ds);
+  f.close();
+  H5Pclose(dcpl);
+  json r = result("W4", d, seconds_since(t0));
+  r["commits"] = steps;
+  r["commits_per_second"] = double(steps) / r["seconds"].get<double>();
+  r["commit_p50_us"] = percentile(latencies, 0.50);
+  r["commit_p99_us"] = percentile(latencies, 0.99);
+  return r;
+}
+
+// W5, first half: a file and a journal of about `mib` MiB of committed
+// transactions, left as a crash leaves them.  Each transaction overwrites a
+// committed 64 MiB dataset in 1 MiB pieces, so every byte is journaled.
+[[noreturn]] void make_crashed_journal(const std::string& path, uint64_t mib) {
+  H5FD_journal_fapl_t c;
+  H5Pget_fapl_journal_defaults(&c);
+  c.checkpoint_bytes = (mib + 64) << 20;  // no checkpoint: everything stays in the journal
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  check(H5Pset_fapl_journal(fapl, &c), "H5Pset_fapl_journal");
+  hid_t f = check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "H5Fcreate");
+  const hsize_t n = 8 << 20, piece = 128 << 10;  // 64 MiB and 1 MiB of doubles
+  hid_t ds = create_dataset(f, "data", {n});
+  std::vector<double> v(piece, 1.0);
+  for (hsize_t at = 0; at < n; at += piece) write_box(ds, {at}, {piece}, v.data());
+  check(H5Fflush(f, H5F_SCOPE_GLOBAL), "H5Fflush");
+  for (uint64_t i = 0; i < mib; ++i) {
+    std::fill(v.begin(), v.end(), double(i));
+    write_box(ds, {(i * piece) % n}, {piece}, v.data());
+    if (i % 8 == 7) check(H5Fflush(f, H5F_SCOPE_GLOBAL), "H5Fflush");
+  }
+  check(H5Fflush(f, H5F_SCOPE_GLOBAL), "H5Fflush");
+  std::fflush(stdout);
+  _exit(0);  // no close: the journal stays, as after a crash
+}
+
+// W5, second half: open-time recovery, a read-write open (replay,
+// checkpoint) and a close (journal removed).
+json open_recover(const std::string& path) {
+  struct stat st;
+  if (::stat((path + ".jnl").c_str(), &st) != 0) die("no journal beside " + path);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  check(H5Pset_fapl_journal(fapl, nullptr), "H5Pset_fapl_journal");
+  auto t0 = Clock::now();
+  hid_t f = check_id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl), "H5Fopen");
+  check(H5Fclose(f), "H5Fclose");
+  double secs = seconds_since(t0);
+  if (::access((path + ".jnl").c_str(), F_OK) == 0) die("open-time recovery left the journal");
+  return json{{"workload", "W5"}, {"driver", "journal"}, {"seconds", secs}, {"journal_bytes", uint64_t(st.st_size)}};
+}
+
+// --- the disk, bare --------------------------------------------------------------
+
+// Sequential O_DIRECT writes of 4 MiB, then one fdatasync.
+json bare_write(const std::string& path, uint64_t mib) {
+  const size_t io = 4 << 20;
+  void* buf = nullptr;
+  if (posix_memalign(&buf, 4096, io) != 0) die("posix_memalign");
+  std::memset(buf, 0x5a, io);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0644);
+  if (fd < 0) die("open O_DIRECT " + path + ": " + std::strerror(errno));
+  auto t0 = Clock::now();
+  for (uint64_t off = 0; off < (mib << 20); off += io)
+    if (::pwrite(fd, buf, io, off_t(off)) != ssize_t(io)) die(std::string("pwrite: ") + std::strerror(errno));
+  if (::fdatasync(fd) != 0) die("fdatasync");
+  double secs = seconds_since(t0);
+  ::close(fd);
+  ::unlink(path.c_str());
+  std::free(buf);
+  return json{{"workload", "bare-write"}, {"seconds", secs}, {"bytes", mib << 20}};
+}
+
+// A 4 KiB overwrite and an fdatasync, `count` times: the floor under any
+// durable commit.
+json bare_fdatasync(const std::string& path, int count) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("open " + path);
+  std::vector<char> page(4096, 'x');
+  std::vector<double> latencies;
+  for (int i = 0; i < count; ++i) {
+    if (::pwrite(fd, page.data(), page.size(), off_t(i % 16) * 4096) != ssize_t(page.size())) die("pwrite");
+    auto t0 = Clock::now();
+    if (::fdatasync(fd) != 0) die("fdatasync");
+    latencies.push_back(seconds_since(t0) * 1e6);
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  return json{{"workload", "bare-fdatasync"},
+              {"count", count},
+              {"p50_us", percentile(latencies, 0.50)},
+              {"p99_us", percentile(latencies, 0.99)}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"One h5journal benchmark measurement; prints it as JSON.  See bench/run_bench.py."};
+  app.require_subcommand(1);
+  Driver driver;
+  std::string path;
+  uint64_t mib = 1024;
+  int count = 0;
+  hsize_t edge = 256;
+  auto with_driver = [&](CLI::App* sub) {
+    sub->add_option("file", path, "the HDF5 file to write")->required();
+    sub->add_option("--driver", driver.name, "sec2 | sec2-durable | core | journal")
+        ->required()
+        ->check(CLI::IsMember({"sec2", "sec2-durable", "core", "journal"}));
+    sub->add_option("--config", driver.config, "journal configuration, key=value;...");
+    return sub;
+  };
+  auto* w1 = with_driver(app.add_subcommand("w1", "checkpoint: large contiguous datasets written whole"));
+  w1->add_option("--mib", mib, "total MiB");
+  auto* w2 = with_driver(app.add_subcommand("w2", "strided: a 3-D array written in 32^3 blocks"));
+  w2->add_option("--edge", edge, "array edge (a multiple of 32)");
+  auto* w3 = with_driver(app.add_subcommand("w3", "metadata-heavy: groups, small datasets, attributes"));
+  w3->add_option("--ops", count, "operations")->required();
+  auto* w4 = with_driver(app.add_subcommand("w4", "time series: append a step, commit, repeat"));
+  w4->add_option("--steps", count, "steps")->required();
+  auto* mk = app.add_subcommand("make-journal", "W5: leave a file and a journal of about --mib MiB, as a crash would");
+  mk->add_option("file", path)->required();
+  mk->add_option("--mib", mib, "journal MiB");
+  auto* orec = app.add_subcommand("open-recover", "W5: time open-time recovery of a file left by make-journal");
+  orec->add_option("file", path)->required();
+  auto* bw = app.add_subcommand("bare-write", "the disk's sequential O_DIRECT write bandwidth");
+  bw->add_option("file", path)->required();
+  bw->add_option("--mib", mib, "MiB to write");
+  auto* bf = app.add_subcommand("bare-fdatasync", "the disk's fdatasync latency");
+  bf->add_option("file", path)->required();
+  bf->add_option("--count", count, "fdatasyncs")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  json r;
+  if (*w1) r = w1_checkpoint(driver, path, mib, 8);
+  if (*w2) r = w2_strided(driver, path, edge);
+  if (*w3) r = w3_metadata(driver, path, count);
+  if (*w4) r = w4_time_series(driver, path, count);
+  if (*mk) make_crashed_journal(path, mib);
+  if (*orec) r = open_recover(path);
+  if (*bw) r = bare_write(path, mib);
+  if (*bf) r = bare_fdatasync(path, count);
+  std::printf("%s\n", r.dump().c_str());
+  return 0;
+}

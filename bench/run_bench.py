@@ -1,0 +1,300 @@
+#!/usr/bin/python3
+"""h5journal against HDF5's own drivers, in one run.
+
+Runs bench/h5journal_bench for each workload and driver in alternation
+(A B C A B C ...), each sample in a fresh process so its peak RSS is its own,
+and reports medians, spread and ratios.  Only ratios measured side by side in
+one run travel between machines, so every target is a ratio.
+
+  bench/run_bench.py --build build                  # the full run (about 20 min)
+  bench/run_bench.py --build build --quick          # every workload, tiny (under a minute)
+
+Writes OUT/results.md (the table, also on stdout), OUT/samples.json (every
+raw sample) and OUT/*.png (plots, when matplotlib is installed).
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# The journal in each I/O engine.  A raw-data mode joins this list when the
+# driver has more than one.
+JOURNAL_CONFIGS = {
+    "journal/uring": "io_engine=uring",
+    "journal/sync": "io_engine=sync",
+}
+DRIVERS = ["sec2", "sec2-durable"] + list(JOURNAL_CONFIGS) + ["core"]
+
+# Sizes: (full run, --quick).
+SIZES = {
+    "w1_mib": (1024, 16),
+    "w2_edge": (256, 64),
+    "w3_ops": (10000, 500),
+    "w4_steps": (1000, 50),
+    "w5_mib": ((64, 1024), (16,)),
+    "bare_mib": (512, 16),
+    "bare_syncs": (200, 20),
+    "reps": (7, 1),
+}
+
+
+class Bench:
+    def __init__(self, args):
+        self.exe = Path(args.build) / "bench" / "h5journal_bench"
+        self.h5recover = Path(args.build) / "recovery_tool" / "h5recover"
+        self.work = Path(args.work)
+        self.quick = args.quick
+        self.reps = args.reps
+        self.samples = []
+
+    def size(self, key):
+        if key == "reps" and self.reps:
+            return self.reps
+        return SIZES[key][1 if self.quick else 0]
+
+    def run(self, argv, label):
+        """Runs one measurement in a fresh process; returns its JSON, with
+        the process's peak RSS and wall time added."""
+        t0 = time.monotonic()
+        # Files, not pipes: wait4 (for the child's own rusage) must not wait
+        # on a child blocked writing to a full pipe.
+        out_path, err_path = self.work / "stdout", self.work / "stderr"
+        with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
+            proc = subprocess.Popen([str(a) for a in argv], stdout=out_f, stderr=err_f)
+            _, status, usage = os.wait4(proc.pid, 0)
+        out, err = out_path.read_text(), err_path.read_text()
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            sys.exit(f"run_bench: {label} failed ({code}): {' '.join(map(str, argv))}\n{err[-4000:]}")
+        sample = json.loads(out) if out.strip() else {}
+        sample.update(label=label, peak_rss_mib=usage.ru_maxrss / 1024, wall_seconds=time.monotonic() - t0)
+        self.samples.append(sample)
+        return sample
+
+    def fresh(self, name):
+        """Removes a previous sample's files and writes back everything
+        dirty, so that no sample pays for the one before it (sec2 leaves up
+        to a GiB dirty in the page cache)."""
+        for p in self.work.glob(name + "*"):
+            p.unlink()
+        os.sync()
+        return self.work / name
+
+    def driver_args(self, driver):
+        if driver in JOURNAL_CONFIGS:
+            return ["--driver", "journal", "--config", JOURNAL_CONFIGS[driver]]
+        return ["--driver", driver]
+
+    def alternate(self, workload, args, drivers=DRIVERS):
+        """Every driver once per round, rounds repeated: A B C A B C.
+
+        core frees as much memory as the workload wrote when it exits, and
+        on these virtual machines the sample after that pays to get the
+        memory back from the host (W1 after core: 1.3 to 2.1 s instead of
+        0.5).  So core goes last, and an untimed sec2 run follows it."""
+        per_driver = {d: [] for d in drivers}
+        for _ in range(self.size("reps")):
+            for d in drivers:
+                path = self.fresh(f"{workload}.h5")
+                s = self.run([self.exe, workload, path] + self.driver_args(d) + args, f"{workload}/{d}")
+                per_driver[d].append(s)
+                if d == "core":
+                    self.run([self.exe, workload, self.fresh(f"{workload}.h5")] + self.driver_args("sec2") + args,
+                             f"{workload}/settle")
+        self.fresh(f"{workload}.h5")
+        return per_driver
+
+    def bare(self):
+        write = [self.run([self.exe, "bare-write", self.work / "bare", "--mib", self.size("bare_mib")], "bare-write")
+                 for _ in range(self.size("reps"))]
+        sync = [self.run([self.exe, "bare-fdatasync", self.work / "bare", "--count", self.size("bare_syncs")],
+                         "bare-fdatasync") for _ in range(self.size("reps"))]
+        return write, sync
+
+    def recovery(self, mib):
+        """W5: h5recover and open-time recovery of a journal of `mib` MiB,
+        alternately, each from a freshly crashed pair."""
+        rec, opened = [], []
+        for _ in range(self.size("reps")):
+            for how in ("h5recover", "open"):
+                path = self.fresh("w5.h5")
+                self.run([self.exe, "make-journal", path, "--mib", mib], "w5/make-journal")
+                jbytes = (self.work / "w5.h5.jnl").stat().st_size
+                if how == "h5recover":
+                    s = self.run([self.h5recover, "-q", path], f"w5/h5recover/{mib}")
+                    s.update(seconds=s["wall_seconds"], journal_bytes=jbytes)
+                    rec.append(s)
+                else:
+                    opened.append(self.run([self.exe, "open-recover", path], f"w5/open/{mib}"))
+        self.fresh("w5.h5")
+        return rec, opened
+
+
+def median(samples, key):
+    return statistics.median(s[key] for s in samples)
+
+
+def spread(samples, key):
+    """Half the range, as a percentage of the median: the noise to read a
+    ratio against."""
+    vals = [s[key] for s in samples]
+    m = statistics.median(vals)
+    return 100 * (max(vals) - min(vals)) / 2 / m if m else 0
+
+
+def throughput(samples):
+    return statistics.median(s["bytes"] / s["seconds"] / 1e6 for s in samples)
+
+
+class Report:
+    def __init__(self):
+        self.lines = []
+        self.verdicts = []
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def table(self, header, rows):
+        self.add("| " + " | ".join(header) + " |", "|" + "---|" * len(header))
+        for r in rows:
+            self.add("| " + " | ".join(str(c) for c in r) + " |")
+        self.add("")
+
+    def target(self, what, value, goal, met):
+        self.verdicts.append((what, value, goal, "met" if met else "**missed**"))
+
+
+def report_per_driver(rep, title, results, unit, metric):
+    """One row a driver: the metric's median, the spread of its times, and
+    its peak RSS."""
+    rep.add(f"### {title}", "")
+    rep.table(["driver", unit, "spread", "peak RSS MiB"],
+              [[d, f"{metric(s):.0f}", f"±{spread(s, 'seconds'):.0f}%", f"{median(s, 'peak_rss_mib'):.0f}"]
+               for d, s in results.items()])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="the h5journal build directory")
+    ap.add_argument("--out", default=None, help="where the table, samples and plots go (default BUILD/bench-results)")
+    ap.add_argument("--work", default=None, help="where the files are written: a real disk (default BUILD/bench-work)")
+    ap.add_argument("--quick", action="store_true", help="every workload tiny: a smoke test, not a measurement")
+    ap.add_argument("--reps", type=int, default=0, help="rounds of each workload (default 5; 1 with --quick)")
+    args = ap.parse_args()
+    args.out = Path(args.out or Path(args.build) / ("bench-quick" if args.quick else "bench-results"))
+    args.work = Path(args.work or Path(args.build) / "bench-work")
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    b = Bench(args)
+    started = time.monotonic()
+
+    bare_write, bare_sync = b.bare()
+    w1 = b.alternate("w1", ["--mib", b.size("w1_mib")])
+    w2 = b.alternate("w2", ["--edge", b.size("w2_edge")])
+    w3 = b.alternate("w3", ["--ops", b.size("w3_ops")])
+    w4 = b.alternate("w4", ["--steps", b.size("w4_steps")])
+    w5 = {mib: b.recovery(mib) for mib in b.size("w5_mib")}
+
+    rep = Report()
+    rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
+            f"files in {args.work}; {b.size('reps')} rounds, drivers alternating; "
+            f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
+    disk_mbs = throughput(bare_write)
+    sync_us = median(bare_sync, "p50_us")
+    rep.add("### The disk, bare", "")
+    rep.table(["measure", "median", "spread"],
+              [["O_DIRECT sequential write", f"{disk_mbs:.0f} MB/s", f"±{spread(bare_write, 'seconds'):.0f}%"],
+               ["fdatasync latency p50", f"{sync_us:.0f} µs", f"±{spread(bare_sync, 'p50_us'):.0f}%"],
+               ["fdatasync latency p99", f"{median(bare_sync, 'p99_us'):.0f} µs", ""]])
+
+    report_per_driver(rep, f"W1 checkpoint: {b.size('w1_mib')} MiB in 8 contiguous datasets", w1, "MB/s",
+                      throughput)
+    report_per_driver(rep, f"W2 strided: {b.size('w2_edge')}³ doubles in 32³ blocks", w2, "MB/s", throughput)
+    report_per_driver(rep, f"W3 metadata-heavy: {b.size('w3_ops')} operations, a commit every 100", w3,
+                      "operations/s", lambda s: median(s, "ops_per_second"))
+    rep.add(f"### W4 time series: {b.size('w4_steps')} steps of 8 KiB, a commit after each", "")
+    rep.table(["driver", "commits/s", "commit p50 µs", "commit p99 µs", "peak RSS MiB"],
+              [[d, f"{median(s, 'commits_per_second'):.0f}", f"{median(s, 'commit_p50_us'):.0f}",
+                f"{median(s, 'commit_p99_us'):.0f}", f"{median(s, 'peak_rss_mib'):.0f}"] for d, s in w4.items()])
+    rep.add("### W5 recovery", "")
+    w5_rows = []
+    for mib, (rec, opened) in w5.items():
+        rate = statistics.median(s["journal_bytes"] / s["seconds"] / 1e9 for s in rec)
+        w5_rows.append([f"{mib} MiB", f"{median(rec, 'seconds'):.3f} s", f"{rate:.2f} GB/s",
+                        f"{median(opened, 'seconds'):.3f} s", f"{median(rec, 'peak_rss_mib'):.0f}"])
+    rep.table(["journal", "h5recover", "replay rate", "open-time recovery", "h5recover peak RSS MiB"], w5_rows)
+
+    # Targets: each a ratio measured in this run (issue 6).
+    for j in JOURNAL_CONFIGS:
+        r_sec2 = throughput(w1[j]) / throughput(w1["sec2"])
+        r_dur = throughput(w1[j]) / throughput(w1["sec2-durable"])
+        rep.target(f"W1 {j} vs durable sec2", f"{r_dur:.2f}x", ">= 1.0x", r_dur >= 1.0)
+        rep.target(f"W1 {j} vs sec2", f"{r_sec2:.2f}x", ">= 0.95x", r_sec2 >= 0.95)
+        r2 = throughput(w2[j]) / throughput(w2["sec2"])
+        rep.target(f"W2 {j} vs sec2", f"{r2:.2f}x", ">= 3x", r2 >= 3)
+        r3 = median(w3[j], "ops_per_second") / median(w3["sec2-durable"], "ops_per_second")
+        rep.target(f"W3 {j} vs durable sec2", f"{r3:.2f}x", ">= 2x", r3 >= 2)
+        r4 = median(w4[j], "commit_p50_us") / sync_us
+        rep.target(f"W4 {j} commit p50 / bare fdatasync", f"{r4:.2f}x", "<= 1.5x", r4 <= 1.5)
+    for mib, (rec, opened) in w5.items():
+        rate = statistics.median(s["journal_bytes"] / s["seconds"] / 1e9 for s in rec)
+        rep.target(f"W5 replay rate, {mib} MiB journal", f"{rate:.2f} GB/s", ">= 1 GB/s", rate >= 1)
+        if mib == 64:
+            t = median(opened, "seconds")
+            rep.target("W5 open-time recovery, 64 MiB journal", f"{t:.3f} s", "< 0.2 s", t < 0.2)
+    # Memory: the default ring (4 x 1 MiB) + checkpoint threshold (64 MiB) + 32 MiB.
+    bound = 4 + 64 + 32
+    worst = max((s for s in b.samples if s["label"].split("/", 1)[-1] in JOURNAL_CONFIGS or
+                 s["label"].startswith("w5/")), key=lambda s: s["peak_rss_mib"])
+    rep.target(f"peak RSS, worst journal run ({worst['label']})", f"{worst['peak_rss_mib']:.0f} MiB",
+               f"<= {bound} MiB", worst["peak_rss_mib"] <= bound)
+    rep.add("### Targets", "")
+    rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
+    rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
+
+    text = "\n".join(rep.lines) + "\n"
+    print(text)
+    (args.out / "results.md").write_text(text)
+    (args.out / "samples.json").write_text(json.dumps(b.samples, indent=1))
+    plot(args.out, w1, w2, w4, sync_us)
+    shutil.rmtree(args.work, ignore_errors=True)
+
+
+def plot(out, w1, w2, w4, sync_us):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("run_bench: matplotlib is not installed; no plots", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, (title, res) in zip(axes, (("W1 checkpoint", w1), ("W2 strided", w2))):
+        names = list(res)
+        ax.bar(names, [throughput(res[n]) for n in names], color="tab:blue")
+        ax.set_title(f"{title}: MB/s (median)")
+        ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    fig.savefig(out / "throughput.png", dpi=100)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = list(w4)
+    x = range(len(names))
+    ax.bar([i - 0.2 for i in x], [median(w4[n], "commit_p50_us") for n in names], 0.4, label="p50")
+    ax.bar([i + 0.2 for i in x], [median(w4[n], "commit_p99_us") for n in names], 0.4, label="p99")
+    ax.axhline(sync_us, color="black", linestyle="--", label="bare fdatasync p50")
+    ax.set_xticks(list(x), names, rotation=30)
+    ax.set_yscale("log")
+    ax.set_title("W4 commit latency, µs")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "latency.png", dpi=100)
+
+
+if __name__ == "__main__":
+    main()
