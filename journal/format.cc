@@ -32,7 +32,7 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
   auto bad = [](const std::string& what) { return Status(Code::kCorrupt, "journal header: " + what); };
   if (std::memcmp(p, kMagic, 8) != 0) return bad("bad magic (not an h5journal journal)");
   if (unmask_crc(get_u32(p + 508)) != crc32c(p, 508)) return bad("checksum mismatch");
-  if (get_u32(p + 8) != kFormatVersion)
+  if (get_u32(p + 8) < kOldestFormatVersion || get_u32(p + 8) > kFormatVersion)
     return bad("unsupported format version " + std::to_string(get_u32(p + 8)));
   if (get_u32(p + 12) != kHeaderSlotSize) return bad("bad slot size");
   JournalHeader h;
@@ -75,7 +75,7 @@ RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> 
   return h;
 }
 
-bool is_known_type(uint8_t type) { return type >= 1 && type <= 5; }
+bool is_known_type(uint8_t type) { return type >= 1 && type <= 6; }
 
 const char* record_type_name(RecordType t) {
   switch (t) {
@@ -84,6 +84,7 @@ const char* record_type_name(RecordType t) {
     case RecordType::kCommit: return "COMMIT";
     case RecordType::kComment: return "COMMENT";
     case RecordType::kZero: return "ZERO";
+    case RecordType::kData: return "DATA";
   }
   return "UNKNOWN";
 }
@@ -97,6 +98,18 @@ void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byt
 
 WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in) {
   return {get_u64(in.data()), get_u64(in.data() + 8), get_u32(in.data() + 16)};
+}
+
+void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out) {
+  put_u64(out.data(), d.address);
+  put_u64(out.data() + 8, d.length);
+  put_u64(out.data() + 16, d.log_offset);
+  put_u32(out.data() + 24, d.masked_crc);
+  put_u32(out.data() + 28, 0);
+}
+
+DataPayload decode_data(std::span<const std::byte, kDataPayloadSize> in) {
+  return {get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u32(in.data() + 24)};
 }
 
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {

@@ -1,4 +1,4 @@
-// The journal's on-disk format, version 1.  docs/journal-format.md tells the
+// The journal's on-disk format, version 2 (version 1 lacks DATA records).  docs/journal-format.md tells the
 // same story with the recovery rules; this file is the authority on bytes.
 // All integers are little-endian.
 //
@@ -14,7 +14,7 @@
 // HEADER SLOT (512 bytes)
 //   off len  field
 //     0   8  magic "H5JRNL\r\n"
-//     8   4  format version (1)
+//     8   4  format version (2; readers accept 1)
 //    12   4  slot size (512)
 //    16   8  generation (>= 1; +1 at every checkpoint)
 //    24   4  salt: random, differs from the previous generation's
@@ -55,6 +55,16 @@
 //   COMMENT  N  UTF-8 text
 //   ZERO     8  address in the HDF5 file
 //            8  length: these bytes read as zeros (the file shrank over them)
+//   DATA     8  address in the HDF5 file          (raw data kept in the data
+//            8  length L                           log, docs/journal-format.md
+//            8  offset of the L bytes in the data log              section 7)
+//            4  masked CRC32C of the L bytes
+//            4  reserved (0)
+//
+// THE DATA LOG (<journal>.data) has the same layout: a header slot with the
+// journal's generation, salt and UUID, then WRITE records (no BEGIN or
+// COMMIT; transaction number = the transaction that wrote them), each
+// self-describing.  The DATA records in the journal are its index.
 #pragma once
 
 #include <array>
@@ -67,7 +77,8 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
 inline constexpr uint64_t kFirstRecordOffset = 4096;
@@ -77,10 +88,14 @@ inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kWritePayloadHeader = 24;
 inline constexpr size_t kCommitPayloadSize = 32;
 inline constexpr size_t kZeroPayloadSize = 16;
+inline constexpr size_t kDataPayloadSize = 32;
+// Data log offsets stay below this, so an overlay can tell them from journal
+// offsets by one bit (ExtentMap::kDataLogBit).
+inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;
 // Bounds every length the reader trusts before it has checked a CRC.
 inline constexpr uint32_t kMaxPayload = 1u << 30;
 
-enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5 };
+enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6 };
 
 struct JournalHeader {
   uint64_t generation = 0;
@@ -126,6 +141,15 @@ struct WritePayloadHeader {
 };
 void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byte, kWritePayloadHeader> out);
 WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in);
+
+struct DataPayload {
+  uint64_t address = 0;
+  uint64_t length = 0;
+  uint64_t log_offset = 0;  // of the bytes, in the data log
+  uint32_t masked_crc = 0;  // of the bytes
+};
+void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out);
+DataPayload decode_data(std::span<const std::byte, kDataPayloadSize> in);
 
 struct CommitPayload {
   uint64_t logical_size = 0;

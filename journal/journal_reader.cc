@@ -18,6 +18,7 @@ const char* stream_end_name(StreamEnd e) {
     case StreamEnd::kBadChecksum: return "record checksum mismatch";
     case StreamEnd::kBadRecord: return "malformed record";
     case StreamEnd::kBadSequence: return "record out of transaction order";
+    case StreamEnd::kDataMismatch: return "data log bytes that fail their CRC";
   }
   return "unknown";
 }
@@ -140,6 +141,15 @@ Result<std::optional<Record>> JournalReader::next() {
       if (h.payload_len != kZeroPayloadSize) return stop(StreamEnd::kBadRecord);
       rec.write = WritePayloadHeader{get_u64(head), get_u64(head + 8), 0};
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
+      break;
+    }
+    case RecordType::kData: {
+      if (h.payload_len != kDataPayloadSize) return stop(StreamEnd::kBadRecord);
+      DataPayload d = decode_data(std::span<const std::byte, kDataPayloadSize>(head, kDataPayloadSize));
+      if (d.address + d.length < d.address || d.log_offset >= kMaxDataLogOffset) return stop(StreamEnd::kBadRecord);
+      rec.write = WritePayloadHeader{d.address, d.length, 0};
+      rec.data_offset = d.log_offset;
+      rec.data_crc = d.masked_crc;
       break;
     }
     case RecordType::kComment: {

@@ -26,6 +26,7 @@ enum class StreamEnd {
   kBadChecksum,   // a record whose CRC does not match
   kBadRecord,     // unknown type or impossible length
   kBadSequence,   // valid record out of transaction order
+  kDataMismatch,  // a committed transaction's data-log bytes fail their CRC
 };
 const char* stream_end_name(StreamEnd e);
 
@@ -33,8 +34,11 @@ struct Record {
   RecordHeader header;
   // WRITE: the payload header, and where its bytes are in the journal.
   // ZERO: address and length in `write`; data_offset unused.
+  // DATA: address and length in `write`; data_offset is where the bytes are
+  // in the data log, and data_crc their masked CRC32C.
   WritePayloadHeader write;
   uint64_t data_offset = 0;
+  uint32_t data_crc = 0;
   CommitPayload commit;
   std::string comment;
   uint64_t next_offset = 0;  // where the following record starts
@@ -92,6 +96,7 @@ class JournalReader {
 struct CommittedTxn {
   uint64_t txn = 0;
   uint64_t logical_size = 0;
+  uint64_t end_offset = 0;  // where the record after its COMMIT starts
   std::vector<Record> writes;
 };
 

@@ -1,5 +1,5 @@
 // Transaction grammar of scan_committed (see format.h):
-//   journal := (BEGIN (WRITE | ZERO | COMMENT)* COMMIT)* [uncommitted tail]
+//   journal := (BEGIN (WRITE | ZERO | DATA | COMMENT)* COMMIT)* [uncommitted tail]
 // with transaction numbers first_txn, first_txn + 1, ... and each COMMIT
 // naming its BEGIN's LSN and the number of records before it.
 #pragma once
@@ -26,7 +26,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
       bool in_order = options.allow_txn_gap ? h.txn >= expected_txn : h.txn == expected_txn;
       if (in_txn || !in_order) { out_of_order = true; break; }
       in_txn = true;
-      open = CommittedTxn{h.txn, 0, {}};
+      open = CommittedTxn{h.txn, 0, 0, {}};
       records = 1;
       begin_lsn = h.lsn;
       continue;
@@ -37,7 +37,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
       continue;
     }
     if (!in_txn || h.txn != open.txn) { out_of_order = true; break; }
-    if (h.type == RecordType::kWrite || h.type == RecordType::kZero) {
+    if (h.type == RecordType::kWrite || h.type == RecordType::kZero || h.type == RecordType::kData) {
       open.writes.push_back(std::move(rec));
       ++records;
       continue;
@@ -45,6 +45,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
     // COMMIT
     if (rec.commit.record_count != records || rec.commit.begin_lsn != begin_lsn) { out_of_order = true; break; }
     open.logical_size = rec.commit.logical_size;
+    open.end_offset = rec.next_offset;
     H5J_RETURN_IF_ERROR(on_commit(open));
     in_txn = false;
     expected_txn = open.txn + 1;

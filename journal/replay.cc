@@ -29,24 +29,78 @@ Status damaged(const JournalReader& r, RecoveryMode mode, const std::string& mor
 
 }  // namespace
 
-Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode) {
+namespace {
+
+uint64_t source_of(const Record& w) {
+  switch (w.header.type) {
+    case RecordType::kZero: return ExtentMap::kZeroSource;
+    case RecordType::kData: return ExtentMap::data_log_source(w.data_offset);
+    default: return w.data_offset;
+  }
+}
+
+// Whether every DATA record of `t` matches the data log.
+Result<bool> data_matches(const CommittedTxn& t, const DataCheck& check) {
+  for (const Record& w : t.writes) {
+    if (w.header.type != RecordType::kData) continue;
+    if (!check) return Status(Code::kInvalid, "the journal references a data log, and none was given");
+    auto ok = check(w);
+    if (!ok || !*ok) return ok;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataCheck& check_data) {
   ReplayPlan plan;
   plan.logical_size = reader.header().base_size;
-  auto apply = [&](const CommittedTxn& t) {
+  // What was applied, which differs from what the scan counts as committed
+  // once a transaction's data is refused.
+  uint64_t applied = 0, last_applied = 0, applied_end = kFirstRecordOffset;
+  auto apply = [&](const CommittedTxn& t) -> Status {
+    if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) return Status::ok();
+    auto matches = data_matches(t, check_data);
+    if (!matches) return matches.status();
+    if (!*matches) {
+      if (mode == RecoveryMode::kStrict)
+        return Status(Code::kCorrupt, "journal damaged: transaction " + std::to_string(t.txn) +
+                                          "'s raw data in the data log fails its CRC (recovery mode strict)");
+      if (plan.refused_txn == 0) plan.refused_txn = t.txn;
+      return Status::ok();
+    }
     for (const Record& w : t.writes) {
-      bool zero = w.header.type == RecordType::kZero;
-      plan.overlay.insert(w.write.address, w.write.length, zero ? ExtentMap::kZeroSource : w.data_offset);
-      if (!zero) plan.bytes_to_apply += w.write.length;
+      plan.overlay.insert(w.write.address, w.write.length, source_of(w));
+      if (w.header.type != RecordType::kZero) plan.bytes_to_apply += w.write.length;
     }
     plan.logical_size = t.logical_size;
+    ++applied;
+    last_applied = t.txn;
+    applied_end = t.end_offset;
     return Status::ok();
+  };
+  // The summary counts what was applied: a refused transaction ends the
+  // committed stream where it starts (salvage only leaves it out).
+  auto account_refusal = [&]() {
+    if (plan.refused_txn == 0) return;
+    plan.summary.committed_txns = applied;
+    plan.summary.last_committed_txn = last_applied;
+    plan.summary.committed_end = applied_end;
+    if (mode != RecoveryMode::kSalvage) plan.summary.end = StreamEnd::kDataMismatch;
   };
   ScanOptions options;
   options.allow_txn_gap = mode == RecoveryMode::kSalvage;
   auto summary = scan_committed(reader, apply, options);
   if (!summary) return summary.status();
   plan.summary = *summary;
-  if (clean_end(plan.summary.end)) return plan;
+  if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) {
+    account_refusal();
+    return plan;
+  }
+  if (clean_end(plan.summary.end)) {
+    account_refusal();
+    return plan;
+  }
   switch (mode) {
     case RecoveryMode::kPointInTime:
       return plan;
@@ -87,6 +141,7 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode) {
     plan.summary.end_offset = more->end_offset;
     if (clean_end(more->end)) break;
   }
+  account_refusal();
   return plan;
 }
 

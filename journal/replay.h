@@ -28,18 +28,29 @@ struct SkippedRange {
 };
 
 struct ReplayPlan {
-  ExtentMap overlay;      // file range -> journal offset of its newest bytes
+  ExtentMap overlay;      // file range -> journal (or data log) offset of its newest bytes
   uint64_t logical_size;  // size of the file in the committed state
   ScanSummary summary;    // counts cover every scanned stretch
   uint64_t bytes_to_apply = 0;
   std::vector<SkippedRange> skipped;  // salvage only
+  uint64_t refused_txn = 0;  // the first transaction whose data failed its CRC (0: none)
 };
+
+// Whether a committed DATA record's bytes in the data log have its CRC;
+// an error (kMissing: no data log) if they cannot be read.
+using DataCheck = std::function<Result<bool>(const Record& data)>;
 
 // Scans `journal` under `mode`; the plan starts from the generation's base
 // size, so a journal with no committed transaction yields the file as the
 // generation found it.  kCorrupt when the journal is damaged beyond what the
 // mode accepts; the message says where and why.
-Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime);
+//
+// Each committed transaction's DATA records are checked with `check_data`
+// before it is applied.  A transaction whose data fails is refused, and
+// with it everything after it (point-in-time, tolerate-tail), or the plan
+// (strict), or only itself (salvage).
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
+                               const DataCheck& check_data = nullptr);
 // True when the stream's end is an ordinary end (no damaged record).
 bool clean_end(StreamEnd e);
 
