@@ -28,7 +28,7 @@ extern "C" {
 #define H5FD_JOURNAL_NAME "journal"
 /* Third-party driver values are 256-511 for unregistered drivers. */
 #define H5FD_JOURNAL_VALUE ((H5FD_class_value_t)(420))
-#define H5FD_JOURNAL_FAPL_VERSION 1
+#define H5FD_JOURNAL_FAPL_VERSION 2
 #define H5FD_JOURNAL_PATH_MAX 4096
 
 typedef enum H5FD_journal_io_t {
@@ -42,6 +42,11 @@ typedef enum H5FD_journal_recovery_t {
     H5FD_JOURNAL_RECOVERY_REFUSE = 1 /* fail the open and name h5recover */
 } H5FD_journal_recovery_t;
 
+typedef enum H5FD_journal_raw_t {
+    H5FD_JOURNAL_RAW_INPLACE = 0, /* raw data under the write-ahead rule, like metadata */
+    H5FD_JOURNAL_RAW_LOG = 1      /* raw data appended to the data log, indexed in the journal */
+} H5FD_journal_raw_t;
+
 typedef struct H5FD_journal_fapl_t {
     int32_t  version;                              /* H5FD_JOURNAL_FAPL_VERSION */
     char     journal_path[H5FD_JOURNAL_PATH_MAX];  /* "" = "<file>.jnl" */
@@ -51,6 +56,7 @@ typedef struct H5FD_journal_fapl_t {
     hbool_t  durable;                              /* fdatasync at commits; default true */
     uint64_t checkpoint_bytes;                     /* journal size that triggers a checkpoint; default 64 MiB */
     H5FD_journal_recovery_t recovery;              /* default AUTO */
+    H5FD_journal_raw_t raw;                        /* default INPLACE (since version 2) */
 } H5FD_journal_fapl_t;
 
 /* The driver id, registered on first use. */

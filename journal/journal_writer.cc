@@ -73,6 +73,31 @@ Status JournalWriter::append_zero(uint64_t address, uint64_t length) {
   return append_record(RecordType::kZero, payload, {});
 }
 
+Status JournalWriter::append_data(const DataPayload& d) {
+  assert(in_txn_);
+  std::byte payload[kDataPayloadSize];
+  encode_data(d, payload);
+  return append_record(RecordType::kData, payload, {});
+}
+
+Result<uint64_t> JournalWriter::append_extent(uint64_t txn, uint64_t address, uint32_t tag,
+                                              std::span<const std::byte> data) {
+  assert(!in_txn_);
+  txn_ = txn;  // the record carries the transaction that wrote it
+  std::byte head[kWritePayloadHeader];
+  encode_write_payload_header({address, data.size(), tag}, head);
+  uint64_t data_offset = tell() + kRecordHeaderSize + kWritePayloadHeader;
+  if (data_offset + data.size() >= kMaxDataLogOffset) return Status(Code::kInvalid, "data log full (2^62 bytes)");
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kWrite, head, data));
+  return data_offset;
+}
+
+Status JournalWriter::sync() {
+  H5J_RETURN_IF_ERROR(submit(cur()));
+  if (opts_.durable) return file_.sync_after_writes();
+  return file_.wait_write(UINT64_MAX);
+}
+
 Status JournalWriter::comment(std::string_view text) {
   auto bytes = std::as_bytes(std::span(text.data(), std::min(text.size(), size_t(kMaxPayload))));
   return append_record(RecordType::kComment, {}, bytes);

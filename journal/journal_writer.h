@@ -50,11 +50,20 @@ class JournalWriter {
   Status comment(std::string_view text);
   // A ZERO record: [address, address + length) reads as zeros from here on.
   Status append_zero(uint64_t address, uint64_t length);
+  // A DATA record: raw bytes kept in the data log (the record is their index).
+  Status append_data(const DataPayload& d);
   // COMMIT of the open transaction, then flush and (when durable) fdatasync.
   Status commit(uint64_t logical_size);
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);
+
+  // As the data log's writer (docs/journal-format.md section 7): a WRITE
+  // record outside any transaction, numbered `txn`; returns the offset of
+  // its bytes.  sync() makes every record appended so far durable (only
+  // written, without durability).
+  Result<uint64_t> append_extent(uint64_t txn, uint64_t address, uint32_t tag, std::span<const std::byte> data);
+  Status sync();
 
   // The journal bytes [offset, offset + out.size()), from a buffer that still
   // holds them or else from the file.
@@ -62,6 +71,8 @@ class JournalWriter {
 
   bool in_transaction() const { return in_txn_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
+  // The open transaction's number (in_transaction() must hold).
+  uint64_t open_txn() const { return txn_; }
   // Journal bytes used by this generation (its records).
   uint64_t generation_bytes() const { return tell() - kFirstRecordOffset; }
   const JournalHeader& header() const { return header_; }

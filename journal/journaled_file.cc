@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "coding.h"
+#include "crc32c.h"
 
 namespace h5j {
 namespace {
@@ -66,6 +67,7 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
 
 JournaledFile::~JournaledFile() {
   writer_.reset();  // waits for writes in flight before the buffers go
+  data_writer_.reset();
 }
 
 Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
@@ -180,7 +182,8 @@ Status JournaledFile::load_journal() {
     return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
   }
   H5J_RETURN_IF_ERROR(check_binding((*reader)->header()));
-  auto plan = plan_replay(**reader, opts_.recovery_mode);
+  H5J_RETURN_IF_ERROR(open_data_log_if_present());
+  auto plan = plan_replay(**reader, opts_.recovery_mode, [this](const Record& r) { return data_matches(r); });
   if (!plan) return Status(plan.status().code(), journal_->path() + ": " + plan.status().message());
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
@@ -207,6 +210,32 @@ Status JournaledFile::load_journal() {
                       " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
   plan_ = std::move(*plan);
   return Status::ok();
+}
+
+Status JournaledFile::open_data_log_if_present() {
+  std::string path = data_log_path_for(opts_.journal_path);
+  if (!opts_.fs->exists(path)) return Status::ok();
+  auto log = opts_.fs->open(path, read_only_ ? OpenMode::kReadOnly : OpenMode::kReadWrite, opts_.engine);
+  if (!log) return log.status();
+  data_log_ = std::move(*log);
+  return Status::ok();
+}
+
+Result<bool> JournaledFile::data_matches(const Record& r) {
+  if (!data_log_)
+    return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) +
+                                      " is missing, and the journal's committed transactions hold raw data in it");
+  std::vector<std::byte> piece(std::min<uint64_t>(r.write.length, 1 << 20));
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < r.write.length;) {
+    size_t n = size_t(std::min<uint64_t>(piece.size(), r.write.length - done));
+    auto got = data_log_->read_at(r.data_offset + done, std::span(piece.data(), n));
+    if (!got) return got.status();
+    if (*got < n) return false;  // the data log ends before the bytes do
+    crc = crc32c(piece.data(), n, crc);
+    done += n;
+  }
+  return mask_crc(crc) == r.data_crc;
 }
 
 Result<std::optional<Binding>> read_binding(File& file) {
@@ -283,7 +312,10 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   h.target_name = target_name();
   journal_high_water_ = 0;
   session_noted_ = false;  // each generation names its writer
-  if (writer_) return writer_->reset(h);
+  if (writer_) {
+    H5J_RETURN_IF_ERROR(writer_->reset(h));
+    return data_writer_ ? data_writer_->reset(h) : Status::ok();
+  }
   // Reusing a journal that held records: the new header must be durable
   // before any record of the new generation.  A fresh journal's header
   // becomes durable with its first commit.
@@ -291,12 +323,35 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
   writer_ = std::move(*w);
+  return opts_.raw_mode == RawMode::kLog ? start_data_log(h, !reused) : Status::ok();
+}
+
+// The data log shares the journal's generation and salt, so its records of
+// an older generation never validate as this one's.  A data log left beside
+// a journal that is new holds nothing anyone needs (its journal was removed
+// at a clean close): it is emptied.
+Status JournaledFile::start_data_log(const JournalHeader& h, bool fresh) {
+  if (!data_log_) {
+    auto log = opts_.fs->open(data_log_path_for(opts_.journal_path), OpenMode::kCreate, opts_.engine);
+    if (!log) return log.status();
+    data_log_ = std::move(*log);
+  }
+  if (fresh) H5J_RETURN_IF_ERROR(data_log_->truncate(0));
+  auto w = JournalWriter::start(*data_log_, h, opts_.ring, false);
+  if (!w) return w.status();
+  data_writer_ = std::move(*w);
   return Status::ok();
 }
 
 // --- reading and writing -----------------------------------------------------
 
-Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
+Status JournaledFile::read_source(uint64_t src, std::span<std::byte> out) {
+  uint64_t offset = ExtentMap::offset_of(src);
+  if (ExtentMap::in_data_log(src)) {
+    if (data_writer_) return data_writer_->read(offset, out);
+    if (!data_log_) return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) + " is missing");
+    return read_exact(*data_log_, offset, out);
+  }
   if (writer_) return writer_->read(offset, out);
   return read_exact(*journal_, offset, out);
 }
@@ -316,7 +371,7 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     if (src) {
-      status = read_journal(*src, dst);
+      status = read_source(*src, dst);
       return;
     }
     auto got = base_->read_at(a, dst);
@@ -367,6 +422,30 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   }
   logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());
   dirty_ = true;
+  return Status::ok();
+}
+
+// Raw data in the data log: the bytes there, their index (a DATA record with
+// their CRC) in the journal's open transaction, and the overlay pointing at
+// them.  Like a journaled write it raises the journal high water: replay
+// must never lay these bytes over a newer in-place write.
+Status JournaledFile::write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  if (opts_.raw_mode != RawMode::kLog) return write(addr, data, tag);
+  if (!failed_.is_ok()) return failed_;
+  if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
+  if (report_.passive) return busy_error();
+  if (data.empty()) return Status::ok();
+  if (Status s = begin_transaction(); !s) return s;
+  assert(data_writer_);
+  auto off = data_writer_->append_extent(writer_->open_txn(), addr, tag, data);
+  if (!off) return fail(off.status());
+  DataPayload index{addr, data.size(), *off, mask_crc(crc32c(data.data(), data.size()))};
+  if (Status s = writer_->append_data(index); !s) return fail(s);
+  overlay_.insert(addr, data.size(), ExtentMap::data_log_source(*off));
+  journal_high_water_ = std::max(journal_high_water_, addr + data.size());
+  logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());
+  dirty_ = true;
+  data_unsynced_ = true;
   return Status::ok();
 }
 
@@ -459,6 +538,11 @@ Status JournaledFile::commit() {
     if (!s) return fail(s);
   }
   inplace_unsynced_ = false;
+  // Likewise the data log before the COMMIT whose DATA records index it.
+  if (data_unsynced_) {
+    if (Status s = data_writer_->sync(); !s) return fail(s);
+    data_unsynced_ = false;
+  }
   if (Status s = writer_->commit(logical_size_); !s) return fail(s);
   first_commit_done_ = true;
   committed_size_ = logical_size_;
@@ -469,7 +553,7 @@ Status JournaledFile::commit() {
 
 Status JournaledFile::write_overlay_to_base() {
   return apply_overlay(
-      overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
+      overlay_, committed_size_, [this](uint64_t src, std::span<std::byte> out) { return read_source(src, out); },
       *base_, opts_.progress);
 }
 
@@ -519,8 +603,17 @@ Status JournaledFile::close() {
   }
   writer_.reset();
   journal_.reset();
+  data_writer_.reset();
+  data_log_.reset();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
-  if (durable && bound) return opts_.fs->sync_dir(opts_.journal_path);
-  return Status::ok();
+  if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+  // The data log only once the journal's removal is durable: a journal
+  // whose data log is gone cannot be replayed (the crash-state explorer
+  // found this order).  A data log left alone is emptied by the next
+  // session that journals this file, and removed at its close.
+  std::string data_log = data_log_path_for(opts_.journal_path);
+  if (!opts_.fs->exists(data_log)) return Status::ok();
+  H5J_RETURN_IF_ERROR(opts_.fs->remove(data_log));
+  return durable ? opts_.fs->sync_dir(data_log) : Status::ok();
 }
 }  // namespace h5j

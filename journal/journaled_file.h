@@ -47,6 +47,15 @@ class RecoveredImage {
   virtual uint64_t size() const = 0;
 };
 
+// Where raw data (HDF5's H5FD_MEM_DRAW writes, write_raw) goes.
+enum class RawMode {
+  kInPlace,  // as any other write: the write-ahead rule
+  kLog,      // appended to the data log, indexed by DATA records in the journal
+};
+
+// The data log of the journal at `journal_path`.
+inline std::string data_log_path_for(const std::string& journal_path) { return journal_path + ".data"; }
+
 struct JournalOptions {
   std::string journal_path;
   // The file name the journal records (its base name); empty: the file's own.
@@ -59,6 +68,7 @@ struct JournalOptions {
   // written in place.  0: every such write in place (the tests' setting, to
   // exercise the in-place path with small writes).
   uint64_t inplace_min_bytes = uint64_t(64) << 10;
+  RawMode raw_mode = RawMode::kInPlace;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
   Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
@@ -116,6 +126,8 @@ class JournaledFile : private RecoveredImage {
 
   Status read(uint64_t addr, std::span<std::byte> out) override;
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // Raw data: with RawMode::kLog appended to the data log, else as write().
+  Status write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // HDF5's truncate: the file's size becomes `size`.  Takes effect at commit.
   Status set_size(uint64_t size);
   uint64_t size() const override { return logical_size_; }
@@ -154,13 +166,21 @@ class JournaledFile : private RecoveredImage {
   // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
   Status begin_transaction();
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
-  Status read_journal(uint64_t offset, std::span<std::byte> out);
+  // Bytes of the journal, or of the data log (ExtentMap::in_data_log).
+  Status read_source(uint64_t src, std::span<std::byte> out);
+  // Opens the data log if it exists (read-write unless read-only).
+  Status open_data_log_if_present();
+  // Whether a committed DATA record's bytes in the data log match its CRC.
+  Result<bool> data_matches(const Record& data);
+  Status start_data_log(const JournalHeader& h, bool fresh);
   // Stores the journal's UUID and generation in the file's binding attribute.
   Status set_binding();
 
   std::unique_ptr<File> base_;
   std::unique_ptr<File> journal_;
   std::unique_ptr<JournalWriter> writer_;
+  std::unique_ptr<File> data_log_;          // <journal>.data: raw data in RawMode::kLog
+  std::unique_ptr<JournalWriter> data_writer_;
   JournalOptions opts_;
   bool read_only_;
   bool closed_ = false;
@@ -174,6 +194,7 @@ class JournaledFile : private RecoveredImage {
   uint64_t journal_high_water_ = 0;
   bool dirty_ = false;                // changed since the last commit
   bool inplace_unsynced_ = false;     // in-place writes since the last base sync
+  bool data_unsynced_ = false;        // data log records since the last data log sync
   bool first_commit_done_ = false;    // journal's directory entry and the binding are durable
   bool session_noted_ = false;
   bool binding_set_ = false;          // this session set the binding attribute

@@ -210,6 +210,10 @@ Outcome recover(const Options& o) {
     opts.journal_path = o.output + ".jnl";
     if (Status s = copy_file(o.file, target); !s) return fail(kExitIoError, s.message());
     if (Status s = copy_file(journal, opts.journal_path); !s) return fail(kExitIoError, s.message());
+    if (posix_filesystem().exists(data_log_path_for(journal))) {
+      Status s = copy_file(data_log_path_for(journal), data_log_path_for(opts.journal_path));
+      if (!s) return fail(kExitIoError, s.message());
+    }
   }
   std::string kept;
   if (o.keep_journal) {

@@ -37,6 +37,17 @@ bool parse_bytes(const std::string& v, uint64_t& out) {
   return true;
 }
 
+// One of a fixed set of words, each naming a value of an enum field.
+template <typename E>
+bool parse_choice(const std::string& v, std::initializer_list<std::pair<const char*, E>> choices, E& out) {
+  for (const auto& [word, value] : choices)
+    if (v == word) {
+      out = value;
+      return true;
+    }
+  return false;
+}
+
 bool parse_bool(const std::string& v, hbool_t& out) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return out = true, true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return out = false, true;
@@ -68,11 +79,9 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
         "a size such as 1M (at least 4K)"}},
       {"io_engine",
        {[](const std::string& v, H5FD_journal_fapl_t& c) {
-          if (v == "auto") c.io_engine = H5FD_JOURNAL_IO_AUTO;
-          else if (v == "uring") c.io_engine = H5FD_JOURNAL_IO_URING;
-          else if (v == "sync") c.io_engine = H5FD_JOURNAL_IO_SYNC;
-          else return false;
-          return true;
+          return parse_choice(
+              v, {{"auto", H5FD_JOURNAL_IO_AUTO}, {"uring", H5FD_JOURNAL_IO_URING}, {"sync", H5FD_JOURNAL_IO_SYNC}},
+              c.io_engine);
         },
         "auto, uring or sync"}},
       {"durable",
@@ -82,12 +91,15 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
         "a size such as 64M"}},
       {"recovery",
        {[](const std::string& v, H5FD_journal_fapl_t& c) {
-          if (v == "auto") c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
-          else if (v == "refuse") c.recovery = H5FD_JOURNAL_RECOVERY_REFUSE;
-          else return false;
-          return true;
+          return parse_choice(v, {{"auto", H5FD_JOURNAL_RECOVERY_AUTO}, {"refuse", H5FD_JOURNAL_RECOVERY_REFUSE}},
+                              c.recovery);
         },
         "auto or refuse"}},
+      {"raw",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          return parse_choice(v, {{"inplace", H5FD_JOURNAL_RAW_INPLACE}, {"log", H5FD_JOURNAL_RAW_LOG}}, c.raw);
+        },
+        "inplace or log"}},
   };
   return table;
 }
@@ -104,6 +116,7 @@ H5FD_journal_fapl_t default_config() {
   c.durable = true;
   c.checkpoint_bytes = uint64_t(64) << 20;
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
+  c.raw = H5FD_JOURNAL_RAW_INPLACE;
   return c;
 }
 
@@ -118,6 +131,7 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
   if (c.recovery < H5FD_JOURNAL_RECOVERY_AUTO || c.recovery > H5FD_JOURNAL_RECOVERY_REFUSE)
     return bad("bad recovery");
   if (c.checkpoint_bytes == 0) return bad("checkpoint_bytes must be positive");
+  if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_LOG) return bad("bad raw");
   if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
   return Status::ok();
 }

@@ -210,7 +210,9 @@ herr_t journal_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, 
 
 herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
   return guarded("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
-    Status s = self(file)->file->write(addr, std::span(static_cast<const std::byte*>(buf), size), uint32_t(type));
+    auto bytes = std::span(static_cast<const std::byte*>(buf), size);
+    JournaledFile& f = *self(file)->file;
+    Status s = type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type)) : f.write(addr, bytes, uint32_t(type));
     if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
     return 0;
   });
@@ -255,7 +257,9 @@ herr_t journal_delete(const char* name, hid_t fapl) {
   FileSystem& fs = filesystem_for(fapl);
   if (!fs.exists(name)) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, std::string("no file ") + name);
   Status s = fs.remove(name);
-  if (s) s = fs.remove(journal_path_for(name, config->values));
+  std::string journal = journal_path_for(name, config->values);
+  if (s) s = fs.remove(journal);
+  if (s) s = fs.remove(data_log_path_for(journal));
   if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
   return 0;
 }
