@@ -36,6 +36,7 @@ struct Options {
   unsigned seed = 0;
   bool latest_format = false;
   std::string io = "auto";
+  std::string raw = "inplace";
   std::string driver = "journal";
   int steps = 400;
   std::string checkpoint_bytes = "262144";
@@ -66,7 +67,7 @@ int run(const std::vector<std::string>& args, bool show = false) {
 }
 
 std::vector<std::string> sim_args(const Options& o, const std::string& cmd, const std::string& file) {
-  std::vector<std::string> a = {o.sim, cmd, file, "--driver", o.driver, "--io", o.io,
+  std::vector<std::string> a = {o.sim, cmd, file, "--driver", o.driver, "--io", o.io, "--raw", o.raw,
                                 "--checkpoint-bytes", o.checkpoint_bytes};
   if (o.latest_format) a.push_back("--latest-format");
   return a;
@@ -150,6 +151,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed (0: from the clock)");
   app.add_flag("--latest-format", o.latest_format, "v3 superblock");
   app.add_option("--io", o.io, "auto | uring | sync");
+  app.add_option("--raw", o.raw, "inplace | log");
   app.add_option("--driver", o.driver, "journal, or sec2 to show what the test catches");
   app.add_option("--steps", o.steps, "steps per writer run");
   app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");
@@ -159,8 +161,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (o.seed == 0) o.seed = unsigned(Clock::now().time_since_epoch().count());
   std::mt19937 rng(o.seed);
-  std::printf("crash_test seed=%u driver=%s io=%s format=%s kills=%d\n", o.seed, o.driver.c_str(), o.io.c_str(),
-              o.latest_format ? "v3" : "v0", o.kills);
+  std::printf("crash_test seed=%u driver=%s io=%s raw=%s format=%s kills=%d\n", o.seed, o.driver.c_str(),
+              o.io.c_str(), o.raw.c_str(), o.latest_format ? "v3" : "v0", o.kills);
   std::string file = o.dir + "/crash_" + std::to_string(getpid()) + ".h5";
 
   // Calibrate: how long does an uninterrupted run take?
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
     std::string kept = o.dir + "/failed-" + std::to_string(o.seed) + "-" + std::to_string(i) + ".h5";
     run({"/bin/cp", file, kept});
     run({"/bin/cp", file + ".jnl", kept + ".jnl"});
+    run({"/bin/cp", file + ".jnl.data", kept + ".jnl.data"});
     bool ok = true;
     const char* stage = "";
     if (!o.h5recover.empty()) {
@@ -206,19 +209,20 @@ int main(int argc, char** argv) {
       std::printf("kill %d after %.1f ms: acknowledged step %d, check failed at %s\n", i,
                   std::chrono::duration<double, std::milli>(delay).count(), acked, stage);
       if (!o.expect_damage) {
-        std::printf("crash state kept as %s (+ .jnl); the verifier says:\n", kept.c_str());
+        std::printf("crash state kept as %s (+ .jnl, .jnl.data); the verifier says:\n", kept.c_str());
         std::fflush(stdout);
         run({"/bin/cp", kept, file});
         run({"/bin/cp", kept + ".jnl", file + ".jnl"});
+        run({"/bin/cp", kept + ".jnl.data", file + ".jnl.data"});
         verify(o, file, lo, hi, o.driver, false, true);
         std::printf("FAIL: replay with --seed %u\n", o.seed);
         return 1;
       }
     }
-    std::remove(kept.c_str());
-    std::remove((kept + ".jnl").c_str());
-    std::remove(file.c_str());
-    std::remove((file + ".jnl").c_str());
+    for (const char* suffix : {"", ".jnl", ".jnl.data"}) {
+      std::remove((kept + suffix).c_str());
+      std::remove((file + suffix).c_str());
+    }
   }
   std::printf("%d kills, %d damaged, %d before the first commit\n", o.kills, damaged, no_commit);
   if (o.expect_damage) return damaged > 0 ? 0 : 1;

@@ -5,6 +5,7 @@
 // reopened read-only and read-write, must equal the model's last commit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -36,13 +37,14 @@ std::vector<std::byte> read_all(JournaledFile& f) {
   return out;
 }
 
+// Half the writes are raw data (write_raw): in the data log with RawMode::kLog.
 void random_write(JournaledFile& f, Model& m, std::mt19937& rng) {
   uint64_t size = m.current.size();
   uint64_t addr = size == 0 ? 0 : rng() % (size + 2000);
   uint64_t len = rng() % 3000 + 1;
   std::vector<std::byte> data(len);
   for (auto& b : data) b = std::byte(rng());
-  REQUIRE(f.write(addr, data, 0));
+  REQUIRE((rng() % 2 ? f.write_raw(addr, data, 3) : f.write(addr, data, 0)));
   if (m.current.size() < addr + len) m.current.resize(addr + len, std::byte(0));
   std::copy(data.begin(), data.end(), m.current.begin() + ptrdiff_t(addr));
 }
@@ -72,8 +74,10 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
   for (uint64_t checkpoint : {uint64_t(16) << 10, uint64_t(64) << 20}) {
     for (uint32_t seed = 1; seed <= 6; ++seed) {
       // Writes are 1 to 3000 bytes: with a threshold of 1500 some above the
-      // protected end go in place and some are journaled.
+      // protected end go in place and some are journaled.  Seeds 5 and 6
+      // keep raw data in the data log.
       uint64_t inplace_min = seed % 2 ? 0 : 1500;
+      RawMode raw = seed >= 5 ? RawMode::kLog : RawMode::kInPlace;
       CAPTURE(seed);
       CAPTURE(checkpoint);
       CAPTURE(inplace_min);
@@ -83,6 +87,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
       Model m;
       auto opts = options(jpath, engine, checkpoint);
       opts.inplace_min_bytes = inplace_min;
+      opts.raw_mode = raw;
       auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
       REQUIRE(f);
       for (int round = 0; round < 8; ++round) {
@@ -119,6 +124,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
       }
       REQUIRE((*f)->close());
       CHECK(!posix_filesystem().exists(jpath));
+      CHECK(!posix_filesystem().exists(data_log_path_for(jpath)));
       CHECK(test::read_file(path) == m.committed);
     }
   }
@@ -325,4 +331,85 @@ TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and 
   CHECK((*other)->try_lock(LockMode::kShared).code() == Code::kBusy);
   REQUIRE((*f)->base().unlock());
   CHECK((*other)->try_lock(LockMode::kShared));
+}
+
+namespace {
+
+// Two committed transactions of raw data in the data log (5000 bytes of 1 at
+// 0, then 3000 bytes of 2 at 1000), and a crash.
+void crash_with_raw_data(const std::string& path, const JournalOptions& o) {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  REQUIRE((*f)->write_raw(0, std::vector<std::byte>(5000, std::byte(1)), 3));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->write_raw(1000, std::vector<std::byte>(3000, std::byte(2)), 3));
+  REQUIRE((*f)->commit());
+}
+
+std::vector<std::byte> expected_after(int txns) {
+  std::vector<std::byte> v(5000, std::byte(1));
+  if (txns == 2) std::fill(v.begin() + 1000, v.begin() + 4000, std::byte(2));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("raw data in the data log is recovered, verified against its CRC, and materialized at close") {
+  TempDir dir;
+  std::string path = dir.path("raw.h5"), jpath = path + ".jnl", dpath = data_log_path_for(jpath);
+  auto opts = options(jpath, IoEngine::kAuto, 64 << 20);
+  opts.raw_mode = RawMode::kLog;
+  crash_with_raw_data(path, opts);
+  CHECK(test::file_size(path) == 0);  // nothing went in place
+  REQUIRE(posix_filesystem().exists(dpath));
+
+  SUBCASE("intact: both transactions, then a plain file") {
+    auto ro = JournaledFile::open(path, Access::kReadOnly, opts);
+    REQUIRE(ro);
+    CHECK(read_all(**ro) == expected_after(2));
+    REQUIRE((*ro)->close());
+    ro = Status(Code::kIoError, "closed");
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(rw);
+    CHECK((*rw)->report().replayed_txns == 2);
+    REQUIRE((*rw)->close());
+    CHECK(test::read_file(path) == expected_after(2));
+    CHECK(!posix_filesystem().exists(dpath));
+  }
+  SUBCASE("the second transaction's bytes damaged: it is refused, the first kept") {
+    auto log = test::read_file(dpath);
+    // The second extent's bytes are the last 3000 bytes of value 2 in the log.
+    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
+    REQUIRE(it != log.rend());
+    *it = std::byte(7);
+    test::write_file(dpath, log);
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(rw);
+    CHECK((*rw)->report().replayed_txns == 1);
+    CHECK((*rw)->report().end == StreamEnd::kDataMismatch);
+    CHECK(read_all(**rw) == expected_after(1));
+    REQUIRE((*rw)->close());
+    CHECK(test::read_file(path) == expected_after(1));
+  }
+  SUBCASE("strict recovery refuses a damaged data log and changes nothing") {
+    auto log = test::read_file(dpath);
+    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
+    *it = std::byte(7);
+    test::write_file(dpath, log);
+    opts.recovery_mode = RecoveryMode::kStrict;
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!rw);
+    CHECK(rw.status().code() == Code::kCorrupt);
+    CHECK(rw.status().message().find("fails its CRC") != std::string::npos);
+    CHECK(test::file_size(path) == 0);
+  }
+  SUBCASE("a missing data log is named, and nothing changes") {
+    REQUIRE(posix_filesystem().remove(dpath));
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!rw);
+    CHECK(rw.status().code() == Code::kMissing);
+    CHECK(rw.status().message().find(".jnl.data") != std::string::npos);
+    CHECK(test::file_size(path) == 0);
+    CHECK(posix_filesystem().exists(jpath));
+  }
 }

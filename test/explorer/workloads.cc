@@ -212,6 +212,10 @@ const std::vector<Workload>& workloads() {
        uint64_t(16) << 10, checkpointing_steps},
       {"reopen", "an existing v3 file reopened three times: extend/shrink, overwrite, delete, VL data",
        uint64_t(24) << 10, reopen},
+      {"timesteps-log", "timesteps with raw=log: raw data in the data log, indexed in the journal",
+       uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_LOG},
+      {"checkpoints-log", "checkpoints with raw=log: the data log materialized at every checkpoint",
+       uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_LOG},
   };
   return all;
 }

@@ -6,6 +6,8 @@
 
 #include <hdf5.h>
 
+#include "h5journal.h"
+
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@ struct Workload {
   std::string about;
   uint64_t checkpoint_bytes;
   void (*run)(hid_t fapl, const std::string& file, CommitLog& log);
+  H5FD_journal_raw_t raw = H5FD_JOURNAL_RAW_INPLACE;
 };
 
 const std::vector<Workload>& workloads();
