@@ -63,7 +63,7 @@ expect() {
 
 # A file whose writer was killed between commits, after about 12 of them.
 crashed() {  # NAME [more writer options]
-  rm -f "$1" "$1.jnl"
+  rm -f "$1" "$1.jnl" "$1.jnl.data"
   "$sim" write "$1" --steps 100000 --elems 512 --delay-us 20000 --report-fd 3 "${@:2}" 3> "$1.acked" &
   local pid=$!
   while [[ $(stat -c %s "$1.acked" 2>/dev/null || echo 0) -lt 48 ]]; do sleep 0.02; done
@@ -98,6 +98,17 @@ crashed b.h5
 WATCH="a.h5 a.h5.jnl"
 mv a.h5.jnl a.h5.jnl.away
 expect 4 "a.h5.jnl is missing" yes -- a.h5
+
+# raw=log: recovered with its data log; without it, named and refused.
+crashed dl.h5 --raw log
+cp dl.h5.jnl.data dl.h5.jnl.data.good
+WATCH="dl.h5 dl.h5.jnl"
+rm dl.h5.jnl.data
+expect 4 "data log" yes -- dl.h5
+mv dl.h5.jnl.data.good dl.h5.jnl.data
+WATCH=""
+expect 0 "recovered dl.h5" no -- dl.h5
+[[ ! -e dl.h5.jnl.data ]] || { echo "FAIL raw=log: data log left after recovery"; failures=$((failures + 1)); }
 mv a.h5.jnl.away a.h5.jnl
 cp b.h5.jnl foreign.jnl
 expect 5 "belongs to another file" yes -- a.h5 --journal foreign.jnl
