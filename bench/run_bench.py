@@ -29,6 +29,8 @@ JOURNAL_CONFIGS = {
     "journal/sync": "io_engine=sync",
     "journal/log/uring": "io_engine=uring;raw=log",
     "journal/log/sync": "io_engine=sync;raw=log",
+    "journal/auto/uring": "io_engine=uring;raw=auto",
+    "journal/auto/sync": "io_engine=sync;raw=auto",
 }
 DRIVERS = ["sec2", "sec2-durable"] + list(JOURNAL_CONFIGS) + ["core"]
 

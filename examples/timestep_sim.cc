@@ -58,7 +58,7 @@ hid_t make_fapl(const Options& o) {
     H5Pget_fapl_journal_defaults(&c);
     if (o.checkpoint_bytes) c.checkpoint_bytes = o.checkpoint_bytes;
     c.io_engine = o.io == "sync" ? H5FD_JOURNAL_IO_SYNC : o.io == "uring" ? H5FD_JOURNAL_IO_URING : H5FD_JOURNAL_IO_AUTO;
-    c.raw = o.raw == "log" ? H5FD_JOURNAL_RAW_LOG : H5FD_JOURNAL_RAW_INPLACE;
+    c.raw = o.raw == "log" ? H5FD_JOURNAL_RAW_LOG : o.raw == "auto" ? H5FD_JOURNAL_RAW_AUTO : H5FD_JOURNAL_RAW_INPLACE;
     H5Pset_fapl_journal(fapl, &c);
   }  // "default": whatever HDF5_DRIVER selects
   return fapl;
@@ -294,7 +294,8 @@ int main(int argc, char** argv) {
     c->add_flag("--latest-format", o.latest_format, "v3 superblock (H5F_LIBVER_LATEST)");
     c->add_option("--checkpoint-bytes", o.checkpoint_bytes, "journal size that triggers a checkpoint");
     c->add_option("--io", o.io, "auto | uring | sync")->check(CLI::IsMember({"auto", "uring", "sync"}));
-    c->add_option("--raw", o.raw, "inplace | log: where raw data goes")->check(CLI::IsMember({"inplace", "log"}));
+    c->add_option("--raw", o.raw, "inplace | log | auto: where raw data goes")
+        ->check(CLI::IsMember({"inplace", "log", "auto"}));
   };
   auto* w = app.add_subcommand("write", "write timesteps");
   common(w);

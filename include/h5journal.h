@@ -44,7 +44,8 @@ typedef enum H5FD_journal_recovery_t {
 
 typedef enum H5FD_journal_raw_t {
     H5FD_JOURNAL_RAW_INPLACE = 0, /* raw data under the write-ahead rule, like metadata */
-    H5FD_JOURNAL_RAW_LOG = 1      /* raw data appended to the data log, indexed in the journal */
+    H5FD_JOURNAL_RAW_LOG = 1,     /* raw data appended to the data log, indexed in the journal */
+    H5FD_JOURNAL_RAW_AUTO = 2     /* large writes in new space in place, the rest to the data log */
 } H5FD_journal_raw_t;
 
 typedef struct H5FD_journal_fapl_t {

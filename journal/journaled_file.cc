@@ -323,7 +323,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
   writer_ = std::move(*w);
-  return opts_.raw_mode == RawMode::kLog ? start_data_log(h, !reused) : Status::ok();
+  return opts_.raw_mode != RawMode::kInPlace ? start_data_log(h, !reused) : Status::ok();
 }
 
 // The data log shares the journal's generation and salt, so its records of
@@ -430,7 +430,9 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
 // them.  Like a journaled write it raises the journal high water: replay
 // must never lay these bytes over a newer in-place write.
 Status JournaledFile::write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
-  if (opts_.raw_mode != RawMode::kLog) return write(addr, data, tag);
+  bool large_in_new_space = addr >= protected_end() && data.size() >= std::max<uint64_t>(opts_.inplace_min_bytes, 1);
+  if (opts_.raw_mode == RawMode::kInPlace || (opts_.raw_mode == RawMode::kAuto && large_in_new_space))
+    return write(addr, data, tag);
   if (!failed_.is_ok()) return failed_;
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
   if (report_.passive) return busy_error();

@@ -51,6 +51,7 @@ class RecoveredImage {
 enum class RawMode {
   kInPlace,  // as any other write: the write-ahead rule
   kLog,      // appended to the data log, indexed by DATA records in the journal
+  kAuto,     // in place when large and in new space (at or above the protected end), else the data log
 };
 
 // The data log of the journal at `journal_path`.
@@ -126,7 +127,8 @@ class JournaledFile : private RecoveredImage {
 
   Status read(uint64_t addr, std::span<std::byte> out) override;
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
-  // Raw data: with RawMode::kLog appended to the data log, else as write().
+  // Raw data: appended to the data log (RawMode::kLog, and kAuto for
+  // writes that are small or overwrite), else as write().
   Status write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // HDF5's truncate: the file's size becomes `size`.  Takes effect at commit.
   Status set_size(uint64_t size);

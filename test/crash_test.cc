@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed (0: from the clock)");
   app.add_flag("--latest-format", o.latest_format, "v3 superblock");
   app.add_option("--io", o.io, "auto | uring | sync");
-  app.add_option("--raw", o.raw, "inplace | log");
+  app.add_option("--raw", o.raw, "inplace | log | auto");
   app.add_option("--driver", o.driver, "journal, or sec2 to show what the test catches");
   app.add_option("--steps", o.steps, "steps per writer run");
   app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");

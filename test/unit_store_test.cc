@@ -75,9 +75,9 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
     for (uint32_t seed = 1; seed <= 6; ++seed) {
       // Writes are 1 to 3000 bytes: with a threshold of 1500 some above the
       // protected end go in place and some are journaled.  Seeds 5 and 6
-      // keep raw data in the data log.
+      // keep raw data in the data log, seeds 3 and 4 choose (kAuto).
       uint64_t inplace_min = seed % 2 ? 0 : 1500;
-      RawMode raw = seed >= 5 ? RawMode::kLog : RawMode::kInPlace;
+      RawMode raw = seed >= 5 ? RawMode::kLog : seed >= 3 ? RawMode::kAuto : RawMode::kInPlace;
       CAPTURE(seed);
       CAPTURE(checkpoint);
       CAPTURE(inplace_min);

@@ -97,9 +97,11 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
         "auto or refuse"}},
       {"raw",
        {[](const std::string& v, H5FD_journal_fapl_t& c) {
-          return parse_choice(v, {{"inplace", H5FD_JOURNAL_RAW_INPLACE}, {"log", H5FD_JOURNAL_RAW_LOG}}, c.raw);
+          return parse_choice(
+              v, {{"inplace", H5FD_JOURNAL_RAW_INPLACE}, {"log", H5FD_JOURNAL_RAW_LOG}, {"auto", H5FD_JOURNAL_RAW_AUTO}},
+              c.raw);
         },
-        "inplace or log"}},
+        "inplace, log or auto"}},
   };
   return table;
 }
@@ -131,7 +133,7 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
   if (c.recovery < H5FD_JOURNAL_RECOVERY_AUTO || c.recovery > H5FD_JOURNAL_RECOVERY_REFUSE)
     return bad("bad recovery");
   if (c.checkpoint_bytes == 0) return bad("checkpoint_bytes must be positive");
-  if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_LOG) return bad("bad raw");
+  if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_AUTO) return bad("bad raw");
   if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
   return Status::ok();
 }

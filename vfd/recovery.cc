@@ -19,7 +19,8 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
                                                    : IoEngine::kAuto;
   o.checkpoint_bytes = c.checkpoint_bytes;
   o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
-  o.raw_mode = c.raw == H5FD_JOURNAL_RAW_LOG ? RawMode::kLog : RawMode::kInPlace;
+  o.raw_mode = c.raw == H5FD_JOURNAL_RAW_LOG ? RawMode::kLog : c.raw == H5FD_JOURNAL_RAW_AUTO ? RawMode::kAuto
+                                                                                              : RawMode::kInPlace;
   o.after_replay = hdf5_recovery_fixups();
   return o;
 }

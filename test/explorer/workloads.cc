@@ -214,8 +214,9 @@ const std::vector<Workload>& workloads() {
        uint64_t(24) << 10, reopen},
       {"timesteps-log", "timesteps with raw=log: raw data in the data log, indexed in the journal",
        uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_LOG},
-      {"checkpoints-log", "checkpoints with raw=log: the data log materialized at every checkpoint",
-       uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_LOG},
+      {"checkpoints-auto", "checkpoints with raw=auto: new 72 KiB datasets in place, the rest of the raw data "
+       "in the data log, materialized at every checkpoint",
+       uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_AUTO},
   };
   return all;
 }
