@@ -48,6 +48,11 @@ typedef enum H5FD_journal_raw_t {
     H5FD_JOURNAL_RAW_AUTO = 2     /* large writes in new space in place, the rest to the data log */
 } H5FD_journal_raw_t;
 
+typedef enum H5FD_journal_materialize_t {
+    H5FD_JOURNAL_MATERIALIZE_CLOSE = 0, /* at close the file becomes a plain HDF5 file */
+    H5FD_JOURNAL_MATERIALIZE_NEVER = 1  /* close leaves it in log form, guarded against plain HDF5 */
+} H5FD_journal_materialize_t;
+
 typedef struct H5FD_journal_fapl_t {
     int32_t  version;                              /* H5FD_JOURNAL_FAPL_VERSION */
     char     journal_path[H5FD_JOURNAL_PATH_MAX];  /* "" = "<file>.jnl" */
@@ -58,6 +63,7 @@ typedef struct H5FD_journal_fapl_t {
     uint64_t checkpoint_bytes;                     /* journal size that triggers a checkpoint; default 64 MiB */
     H5FD_journal_recovery_t recovery;              /* default AUTO */
     H5FD_journal_raw_t raw;                        /* default INPLACE (since version 2) */
+    H5FD_journal_materialize_t materialize;        /* default CLOSE (since version 2) */
 } H5FD_journal_fapl_t;
 
 /* The driver id, registered on first use. */

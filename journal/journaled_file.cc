@@ -404,12 +404,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   // if it is long enough to be worth an fdatasync of its own.
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
   if (data.size() - journaled < opts_.inplace_min_bytes) journaled = data.size();
-  if (journaled > 0) {
-    auto off = writer_->append_write(addr, tag, data.subspan(0, journaled));
-    if (!off) return fail(off.status());
-    overlay_.insert(addr, journaled, *off);
-    journal_high_water_ = std::max(journal_high_water_, addr + journaled);
-  }
+  if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
   if (journaled < data.size()) {
     auto rest = data.subspan(journaled);
     if (Status s = base_->write_at(addr + journaled, rest); !s) return fail(s);
@@ -422,6 +417,14 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   }
   logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());
   dirty_ = true;
+  return Status::ok();
+}
+
+Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  auto off = writer_->append_write(addr, tag, data);
+  if (!off) return fail(off.status());
+  overlay_.insert(addr, data.size(), *off);
+  journal_high_water_ = std::max(journal_high_water_, addr + data.size());
   return Status::ok();
 }
 
@@ -518,6 +521,12 @@ Status JournaledFile::fail(Status s) {
 }
 
 Status JournaledFile::commit() {
+  H5J_RETURN_IF_ERROR(commit_transaction());
+  if (writer_ && writer_->generation_bytes() >= opts_.checkpoint_bytes) return checkpoint();
+  return Status::ok();
+}
+
+Status JournaledFile::commit_transaction() {
   if (!failed_.is_ok()) return failed_;
   if (!writer_ || !dirty_) return Status::ok();
   if (Status s = begin_transaction(); !s) return s;
@@ -549,7 +558,6 @@ Status JournaledFile::commit() {
   first_commit_done_ = true;
   committed_size_ = logical_size_;
   dirty_ = false;
-  if (writer_->generation_bytes() >= opts_.checkpoint_bytes) return checkpoint();
   return Status::ok();
 }
 
@@ -580,11 +588,37 @@ Status JournaledFile::patch(uint64_t addr, std::span<const std::byte> bytes) {
   return base_->write_at(addr, bytes);
 }
 
+// The file's first 8 bytes go into the journal, in a last committed
+// transaction, and only then is the guard written over them in the file:
+// a crash in between leaves the journal holding what the file still holds.
+// The journal and data log stay, bound to the file as after a crash.
+Status JournaledFile::close_in_log_form() {
+  H5J_RETURN_IF_ERROR(commit());
+  if (logical_size_ >= sizeof kLogFormGuard) {
+    std::array<std::byte, sizeof kLogFormGuard> head;
+    H5J_RETURN_IF_ERROR(read(0, head));
+    H5J_RETURN_IF_ERROR(begin_transaction());
+    H5J_RETURN_IF_ERROR(journal_bytes(0, head, 0));
+    dirty_ = true;
+    // No checkpoint here: it would start a generation without these bytes.
+    H5J_RETURN_IF_ERROR(commit_transaction());
+    auto guard = std::as_bytes(std::span(kLogFormGuard));
+    if (Status s = base_->write_at(0, guard); !s) return fail(s);
+    if (opts_.ring.durable) {
+      if (Status s = base_->sync_data(); !s) return fail(s);
+    }
+  }
+  writer_.reset();
+  data_writer_.reset();
+  return Status::ok();
+}
+
 Status JournaledFile::close() {
   if (closed_) return Status::ok();
   closed_ = true;
   if (!failed_.is_ok()) return failed_;  // the journal keeps the last commit
   if (!writer_) return Status::ok();     // read-only or passive: nothing to do
+  if (!opts_.materialize_at_close) return close_in_log_form();
   H5J_RETURN_IF_ERROR(commit());
   if (first_commit_done_) {
     if (Status s = write_overlay_to_base(); !s) return fail(s);

@@ -70,6 +70,9 @@ struct JournalOptions {
   // exercise the in-place path with small writes).
   uint64_t inplace_min_bytes = uint64_t(64) << 10;
   RawMode raw_mode = RawMode::kInPlace;
+  // false: close leaves the file in log form (journal, data log, and the
+  // guard at offset 0); the next read-write open or h5recover materializes.
+  bool materialize_at_close = true;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
   Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
@@ -101,6 +104,11 @@ struct OpenReport {
 };
 
 inline constexpr const char* kBindingXattr = "user.h5journal";
+// What a file left in log form holds at offset 0 instead of its first 8
+// bytes (HDF5's signature, "\211HDF\r\n\032\n"), which its journal keeps:
+// HDF5 without the driver finds no signature and refuses the file rather
+// than misread it.
+inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\032', '\n'};
 
 // The name a journal records for `path`: its base name, cut to the format's limit.
 std::string journal_target_name(const std::string& path);
@@ -137,6 +145,7 @@ class JournaledFile : private RecoveredImage {
   // exactly as it is now.
   Status commit();
   // Commit, checkpoint, remove the journal: the file is a plain file again.
+  // With materialize_at_close false: commit and leave the file in log form.
   Status close();
 
   const OpenReport& report() const { return report_; }
@@ -162,6 +171,11 @@ class JournaledFile : private RecoveredImage {
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   Status checkpoint();
   Status write_overlay_to_base();
+  // Appends [addr, addr + data.size()) to the open transaction and the overlay.
+  Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  Status close_in_log_form();
+  // commit() without the checkpoint that may follow it.
+  Status commit_transaction();
   Status fail(Status s);  // enters fail-stop and returns s
   Status busy_error() const;
   std::string target_name() const;

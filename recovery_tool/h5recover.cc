@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -31,6 +33,7 @@ namespace {
 struct Options {
   std::string file, journal, mode = "point-in-time", output;
   bool dry_run = false, as_json = false, verbose = false, quiet = false, verify = false, keep_journal = false;
+  bool materialize = false;
 };
 
 // The result of a run: its exit status, a one-line message, and the report.
@@ -66,9 +69,22 @@ std::string mib(uint64_t bytes) {
 }
 
 // A file with no journal: clean, or damaged in a way replay cannot help.
+// Whether `file` was closed in log form (materialize=never): the guard at
+// offset 0, its own first bytes in the journal.
+bool in_log_form(const std::string& file) {
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  std::array<std::byte, sizeof kLogFormGuard> head{};
+  if (!base) return false;
+  auto n = (*base)->read_at(0, head);
+  return n && *n == head.size() && std::memcmp(head.data(), kLogFormGuard, head.size()) == 0;
+}
+
 Outcome classify_unjournaled(const std::string& file, const std::string& journal) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
+  if (in_log_form(file))
+    return fail(kExitJournalMissing, file + " was closed in log form (materialize=never), and its journal " + journal +
+                                         " is missing: its committed state is in that journal");
   if (Status s = check_binding_not_missing(**base, journal); !s)
     return fail(exit_status_for(s), s.message() + ". If the journal was moved, pass it with --journal");
   auto size = (*base)->size();
@@ -181,6 +197,10 @@ Outcome recover(const Options& o) {
   H5FD_journal_fapl_t config;
   H5Pget_fapl_journal_defaults(&config);
   config.io_engine = H5FD_JOURNAL_IO_SYNC;
+  bool log_form = in_log_form(o.file);
+  if (o.materialize && !log_form)
+    return fail(kExitUsage, o.file + " is not in log form (materialize=never); to recover it after a crash, run "
+                            "h5recover without --materialize");
   std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
   if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
   if (!posix_filesystem().exists(journal)) return classify_unjournaled(o.file, journal);
@@ -230,8 +250,8 @@ Outcome recover(const Options& o) {
     return fail(exit_status_for(r.status()), m);
   }
   Outcome out{kExitRecovered, "", report_of(*r)};
-  out.message = "recovered " + target + ": replayed " + std::to_string(r->replayed_txns) + " committed transaction(s) (" +
-                mib(r->bytes_applied) + ")";
+  out.message = (log_form ? "materialized " : "recovered ") + target + ": replayed " +
+                std::to_string(r->replayed_txns) + " committed transaction(s) (" + mib(r->bytes_applied) + ")";
   if (r->discarded_records > 0)
     out.message += ", discarded " + std::to_string(r->discarded_records) + " record(s) of an uncommitted transaction";
   if (!r->skipped.empty()) out.message += ", skipped " + std::to_string(r->skipped.size()) + " damaged stretch(es)";
@@ -262,6 +282,9 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_flag("--verify", o.verify, "after recovery, read every object with plain HDF5 and print the file's SHA-256");
   app.add_flag("--keep-journal", o.keep_journal, "keep a copy of the journal as JOURNAL.replayed");
+  app.add_flag("--materialize", o.materialize,
+               "FILE was closed in log form (materialize=never): make it a plain HDF5 file. Without the flag "
+               "h5recover does the same; with it, a FILE not in log form is an error (exit 2)");
   app.footer(kExitTable);
   try {
     app.parse(argc, argv);

@@ -15,6 +15,7 @@ expect_failure "ring_bufers=3" 'unknown key "ring_bufers"'
 expect_failure "ring_buffers=1" "ring_buffers must be from 2 to 1024"
 expect_failure "io_engine=fast" 'bad value "fast" for io_engine'
 expect_failure "raw=both" 'bad value "both" for raw'
+expect_failure "materialize=later" 'bad value "later" for materialize'
 expect_failure "buffer_size=12Q" 'bad value "12Q" for buffer_size'
 expect_failure "durable" '"durable" has no value'
 # And a good configuration works.

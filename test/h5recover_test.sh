@@ -99,6 +99,29 @@ WATCH="a.h5 a.h5.jnl"
 mv a.h5.jnl a.h5.jnl.away
 expect 4 "a.h5.jnl is missing" yes -- a.h5
 
+# materialize=never: closed in log form, which plain HDF5 refuses to read and
+# h5recover --materialize turns into a plain file.
+log_form() {  # NAME: a file closed in log form
+  rm -f "$1" "$1.jnl" "$1.jnl.data"
+  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="materialize=never;raw=log" \
+    "$sim" write "$1" --driver default --steps 5 --elems 512 > /dev/null
+}
+log_form nv.h5
+if "$h5bin/h5dump" -H nv.h5 > /dev/null 2>&1; then
+  echo "FAIL materialize=never: plain h5dump read a file in log form"; failures=$((failures + 1))
+fi
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" verify nv.h5 --driver default --elems 512 --min-step 4 > /dev/null ||
+  { echo "FAIL materialize=never: the driver cannot read the file in log form"; failures=$((failures + 1)); }
+expect 2 "not in log form" yes -- clean.h5 --materialize
+expect 0 "materialized nv.h5" no -- nv.h5 --materialize
+"$sim" verify nv.h5 --driver sec2 --elems 512 --min-step 4 > /dev/null ||
+  { echo "FAIL materialize=never: plain HDF5 cannot read the materialized file"; failures=$((failures + 1)); }
+log_form nv2.h5
+rm nv2.h5.jnl
+WATCH="nv2.h5"
+expect 4 "closed in log form" yes -- nv2.h5
+WATCH=""
+
 # raw=log: recovered with its data log; without it, named and refused.
 crashed dl.h5 --raw log
 cp dl.h5.jnl.data dl.h5.jnl.data.good

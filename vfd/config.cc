@@ -102,6 +102,12 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
               c.raw);
         },
         "inplace, log or auto"}},
+      {"materialize",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          return parse_choice(
+              v, {{"close", H5FD_JOURNAL_MATERIALIZE_CLOSE}, {"never", H5FD_JOURNAL_MATERIALIZE_NEVER}}, c.materialize);
+        },
+        "close or never"}},
   };
   return table;
 }
@@ -119,6 +125,7 @@ H5FD_journal_fapl_t default_config() {
   c.checkpoint_bytes = uint64_t(64) << 20;
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
   c.raw = H5FD_JOURNAL_RAW_INPLACE;
+  c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
   return c;
 }
 
@@ -134,6 +141,8 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
     return bad("bad recovery");
   if (c.checkpoint_bytes == 0) return bad("checkpoint_bytes must be positive");
   if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_AUTO) return bad("bad raw");
+  if (c.materialize < H5FD_JOURNAL_MATERIALIZE_CLOSE || c.materialize > H5FD_JOURNAL_MATERIALIZE_NEVER)
+    return bad("bad materialize");
   if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
   return Status::ok();
 }

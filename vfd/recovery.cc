@@ -19,6 +19,7 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
                                                    : IoEngine::kAuto;
   o.checkpoint_bytes = c.checkpoint_bytes;
   o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
+  o.materialize_at_close = c.materialize == H5FD_JOURNAL_MATERIALIZE_CLOSE;
   o.raw_mode = c.raw == H5FD_JOURNAL_RAW_LOG ? RawMode::kLog : c.raw == H5FD_JOURNAL_RAW_AUTO ? RawMode::kAuto
                                                                                               : RawMode::kInPlace;
   o.after_replay = hdf5_recovery_fixups();
@@ -28,6 +29,7 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
 Result<OpenReport> recover_file(const std::string& file, const JournalOptions& options) {
   JournalOptions o = options;
   o.recover_on_open = true;
+  o.materialize_at_close = true;  // recovery's result is a plain HDF5 file, whatever the writer chose
   o.after_replay = hdf5_recovery_fixups();
   // Without a journal a read-only open changes nothing and still reports a
   // journal that should exist and does not.

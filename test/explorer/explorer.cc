@@ -55,6 +55,7 @@ H5FD_journal_fapl_t config_for(const Workload& w) {
   c.io_engine = H5FD_JOURNAL_IO_SYNC;
   c.checkpoint_bytes = w.checkpoint_bytes;
   c.raw = w.raw;
+  c.materialize = w.materialize;
   return c;
 }
 

@@ -164,6 +164,7 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
   config.io_engine = fault.kind == Kind::kUringSetup ? H5FD_JOURNAL_IO_AUTO : engine;
   config.checkpoint_bytes = w.checkpoint_bytes;
   config.raw = w.raw;
+  config.materialize = w.materialize;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_driver(fapl, driver, &config);
   Log log;

@@ -212,8 +212,9 @@ const std::vector<Workload>& workloads() {
        uint64_t(16) << 10, checkpointing_steps},
       {"reopen", "an existing v3 file reopened three times: extend/shrink, overwrite, delete, VL data",
        uint64_t(24) << 10, reopen},
-      {"timesteps-log", "timesteps with raw=log: raw data in the data log, indexed in the journal",
-       uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_LOG},
+      {"timesteps-log", "timesteps with raw=log and materialize=never: raw data in the data log, and the "
+       "file closed in log form",
+       uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_LOG, H5FD_JOURNAL_MATERIALIZE_NEVER},
       {"checkpoints-auto", "checkpoints with raw=auto: new 72 KiB datasets in place, the rest of the raw data "
        "in the data log, materialized at every checkpoint",
        uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_AUTO},

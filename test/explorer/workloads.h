@@ -35,6 +35,7 @@ struct Workload {
   uint64_t checkpoint_bytes;
   void (*run)(hid_t fapl, const std::string& file, CommitLog& log);
   H5FD_journal_raw_t raw = H5FD_JOURNAL_RAW_INPLACE;
+  H5FD_journal_materialize_t materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
 };
 
 const std::vector<Workload>& workloads();
