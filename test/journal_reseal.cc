@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   std::ifstream in(argv[1], std::ios::binary);
   std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> j(raw.size());
-  std::memcpy(j.data(), raw.data(), raw.size());
+  if (!raw.empty()) std::memcpy(j.data(), raw.data(), raw.size());
   if (j.size() < kFirstRecordOffset) return 1;
   uint32_t salt = 0;
   for (uint64_t slot : kHeaderSlotOffset) {

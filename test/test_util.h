@@ -43,7 +43,7 @@ inline std::vector<std::byte> read_file(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> out(c.size());
-  std::memcpy(out.data(), c.data(), c.size());
+  if (!c.empty()) std::memcpy(out.data(), c.data(), c.size());  // memcpy from null is undefined, even for 0 bytes
   return out;
 }
 
