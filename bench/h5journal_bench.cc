@@ -151,6 +151,14 @@ json result(const char* workload, const Driver& d, double secs) {
   return json{{"workload", workload}, {"driver", d.name}, {"config", d.config}, {"seconds", secs}};
 }
 
+// A result that counts `n` of something (operations, commits), and their rate.
+json counted_result(const char* workload, const Driver& d, double secs, const std::string& what, int n) {
+  json r = result(workload, d, secs);
+  r[what] = n;
+  r[what + "_per_second"] = double(n) / secs;
+  return r;
+}
+
 // --- workloads -----------------------------------------------------------------
 
 // W1 checkpoint: `datasets` contiguous datasets of `mib` MiB in total, each
@@ -222,10 +230,7 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   H5Gclose(group);
   f.close();
   H5Sclose(scalar);
-  json r = result("W3", d, seconds_since(t0));
-  r["operations"] = ops;
-  r["ops_per_second"] = double(ops) / r["seconds"].get<double>();
-  return r;
+  return counted_result("W3", d, seconds_since(t0), "operations", ops);
 }
 
 // W4 time series: one 8 KiB step appended to a chunked extendible dataset,
@@ -251,9 +256,7 @@ json w4_time_series(const Driver& d, const std::string& path, int steps) {
   H5Dclose(ds);
   f.close();
   H5Pclose(dcpl);
-  json r = result("W4", d, seconds_since(t0));
-  r["commits"] = steps;
-  r["commits_per_second"] = double(steps) / r["seconds"].get<double>();
+  json r = counted_result("W4", d, seconds_since(t0), "commits", steps);
   r["commit_p50_us"] = percentile(latencies, 0.50);
   r["commit_p99_us"] = percentile(latencies, 0.99);
   return r;
