@@ -225,7 +225,9 @@ Result<bool> JournaledFile::data_matches(const Record& r) {
   if (!data_log_)
     return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) +
                                       " is missing, and the journal's committed transactions hold raw data in it");
-  std::vector<std::byte> piece(std::min<uint64_t>(r.write.length, 1 << 20));
+  // One buffer for every record checked (recovery checks them all).
+  std::vector<std::byte>& piece = check_buffer_;
+  piece.resize(1 << 20);
   uint32_t crc = 0;
   for (uint64_t done = 0; done < r.write.length;) {
     size_t n = size_t(std::min<uint64_t>(piece.size(), r.write.length - done));
@@ -394,11 +396,7 @@ constexpr size_t kEarlyWritebackMin = 1 << 20;
 }  // namespace
 
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
-  if (!failed_.is_ok()) return failed_;
-  if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
-  if (report_.passive) return busy_error();
-  if (data.empty()) return Status::ok();
-  if (Status s = begin_transaction(); !s) return s;
+  if (Status s = start_write(data.size()); !s || data.empty()) return s;
   uint64_t floor = protected_end();
   // The part below the protected end is journaled; the rest goes in place,
   // if it is long enough to be worth an fdatasync of its own.
@@ -420,6 +418,13 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   return Status::ok();
 }
 
+Status JournaledFile::start_write(size_t bytes) {
+  if (!failed_.is_ok()) return failed_;
+  if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
+  if (report_.passive) return busy_error();
+  return bytes == 0 ? Status::ok() : begin_transaction();  // nothing to write: no transaction
+}
+
 Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   auto off = writer_->append_write(addr, tag, data);
   if (!off) return fail(off.status());
@@ -436,11 +441,7 @@ Status JournaledFile::write_raw(uint64_t addr, std::span<const std::byte> data, 
   bool large_in_new_space = addr >= protected_end() && data.size() >= std::max<uint64_t>(opts_.inplace_min_bytes, 1);
   if (opts_.raw_mode == RawMode::kInPlace || (opts_.raw_mode == RawMode::kAuto && large_in_new_space))
     return write(addr, data, tag);
-  if (!failed_.is_ok()) return failed_;
-  if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
-  if (report_.passive) return busy_error();
-  if (data.empty()) return Status::ok();
-  if (Status s = begin_transaction(); !s) return s;
+  if (Status s = start_write(data.size()); !s || data.empty()) return s;
   assert(data_writer_);
   auto off = data_writer_->append_extent(writer_->open_txn(), addr, tag, data);
   if (!off) return fail(off.status());

@@ -173,6 +173,9 @@ class JournaledFile : private RecoveredImage {
   Status write_overlay_to_base();
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // The checks every write makes (fail-stop, read-only, passive), then
+  // BEGIN if no transaction is open and there are bytes to write.
+  Status start_write(size_t bytes);
   Status close_in_log_form();
   // commit() without the checkpoint that may follow it.
   Status commit_transaction();
@@ -202,6 +205,7 @@ class JournaledFile : private RecoveredImage {
   bool closed_ = false;
   OpenReport report_;
   std::optional<ReplayPlan> plan_;
+  std::vector<std::byte> check_buffer_;  // data_matches' reads
 
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
