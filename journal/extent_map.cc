@@ -36,6 +36,22 @@ void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
   }
 }
 
+void ExtentMap::erase(uint64_t addr, uint64_t len) {
+  if (len == 0) return;
+  split_at(addr);
+  split_at(addr + len);
+  map_.erase(map_.lower_bound(addr), map_.lower_bound(addr + len));
+}
+
+bool ExtentMap::intersects(uint64_t addr, uint64_t end) const {
+  if (addr >= end) return false;
+  auto it = map_.lower_bound(addr);
+  if (it != map_.end() && it->first < end) return true;
+  if (it == map_.begin()) return false;
+  --it;
+  return it->first + it->second.len > addr;
+}
+
 void ExtentMap::truncate(uint64_t end) {
   split_at(end);
   map_.erase(map_.lower_bound(end), map_.end());

@@ -1,5 +1,5 @@
 // A map from byte ranges of the HDF5 file to where their newest bytes live
-// (an offset in the journal, or in the data log: see kDataLogBit).  Ranges never overlap: inserting a range trims
+// (an offset in the journal).  Ranges never overlap: inserting a range trims
 // or splits whatever it covers, so the newest write always wins.  Adjacent
 // ranges whose sources are also adjacent are merged, which keeps sequential
 // writes to one entry.
@@ -21,15 +21,12 @@ class ExtentMap {
   // The source of bytes that read as zeros (no offset arithmetic applies).
   static constexpr uint64_t kZeroSource = UINT64_MAX;
   static uint64_t source_at(uint64_t src, uint64_t delta) { return src == kZeroSource ? src : src + delta; }
-  // A source with this bit set is an offset in the data log.  Offsets stay
-  // below kMaxDataLogOffset (format.h), so the two never meet, and adjacent
-  // bytes of one file merge as before.
-  static constexpr uint64_t kDataLogBit = uint64_t(1) << 62;
-  static uint64_t data_log_source(uint64_t offset) { return offset | kDataLogBit; }
-  static bool in_data_log(uint64_t src) { return src != kZeroSource && (src & kDataLogBit) != 0; }
-  static uint64_t offset_of(uint64_t src) { return src & ~kDataLogBit; }
 
   void insert(uint64_t addr, uint64_t len, uint64_t src);
+  // Forgets [addr, addr + len).
+  void erase(uint64_t addr, uint64_t len);
+  // Whether any mapped byte lies in [addr, end).
+  bool intersects(uint64_t addr, uint64_t end) const;
   void clear() { map_.clear(); }
   // Forgets every byte at or above `end`.
   void truncate(uint64_t end);

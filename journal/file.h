@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -99,6 +100,10 @@ FileSystem& posix_filesystem();
 
 // An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.
 Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what);
+
+// Reads bytes [offset, offset + out.size()) of some file (a journal, a data
+// log), exactly, or fails.
+using ByteSource = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
 
 // Reads exactly out.size() bytes or fails (end of file is an error here).
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out);

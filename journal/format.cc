@@ -36,6 +36,7 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
     return bad("unsupported format version " + std::to_string(get_u32(p + 8)));
   if (get_u32(p + 12) != kHeaderSlotSize) return bad("bad slot size");
   JournalHeader h;
+  h.version = get_u32(p + 8);
   h.generation = get_u64(p + 16);
   h.salt = get_u32(p + 24);
   h.block_size = get_u32(p + 28);
@@ -101,15 +102,27 @@ WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWrite
 }
 
 void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out) {
-  put_u64(out.data(), d.address);
-  put_u64(out.data() + 8, d.length);
-  put_u64(out.data() + 16, d.log_offset);
-  put_u32(out.data() + 24, d.masked_crc);
-  put_u32(out.data() + 28, 0);
+  std::byte* p = out.data();
+  put_u64(p, d.pattern.addr);
+  put_u64(p + 8, d.pattern.run_len);
+  put_u64(p + 16, d.log_offset);
+  put_u32(p + 24, d.masked_crc);
+  put_u32(p + 28, d.pattern.count1);
+  put_u64(p + 32, d.pattern.stride1);
+  put_u32(p + 40, d.pattern.count2);
+  put_u32(p + 44, 0);
+  put_u64(p + 48, d.pattern.stride2);
 }
 
-DataPayload decode_data(std::span<const std::byte, kDataPayloadSize> in) {
-  return {get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u32(in.data() + 24)};
+DataPayload decode_data(std::span<const std::byte> in) {
+  const std::byte* p = in.data();
+  DataPayload d{RawPattern::contiguous(get_u64(p), get_u64(p + 8)), get_u64(p + 16), get_u32(p + 24)};
+  if (in.size() < kDataPayloadSize) return d;  // version 2: one run
+  d.pattern.count1 = get_u32(p + 28);
+  d.pattern.stride1 = get_u64(p + 32);
+  d.pattern.count2 = get_u32(p + 40);
+  d.pattern.stride2 = get_u64(p + 48);
+  return d;
 }
 
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {

@@ -1,4 +1,5 @@
-// The journal's on-disk format, version 2 (version 1 lacks DATA records).  docs/journal-format.md tells the
+// The journal's on-disk format, version 3 (version 2's DATA records index
+// one contiguous extent; version 1 has none).  docs/journal-format.md tells the
 // same story with the recovery rules; this file is the authority on bytes.
 // All integers are little-endian.
 //
@@ -14,7 +15,7 @@
 // HEADER SLOT (512 bytes)
 //   off len  field
 //     0   8  magic "H5JRNL\r\n"
-//     8   4  format version (2; readers accept 1)
+//     8   4  format version (3; readers accept 1 and 2)
 //    12   4  slot size (512)
 //    16   8  generation (>= 1; +1 at every checkpoint)
 //    24   4  salt: random, differs from the previous generation's
@@ -55,16 +56,26 @@
 //   COMMENT  N  UTF-8 text
 //   ZERO     8  address in the HDF5 file
 //            8  length: these bytes read as zeros (the file shrank over them)
-//   DATA     8  address in the HDF5 file          (raw data kept in the data
-//            8  length L                           log, docs/journal-format.md
-//            8  offset of the L bytes in the data log              section 7)
-//            4  masked CRC32C of the L bytes
+//   DATA     8  address of the first run           (raw data kept in the data
+//            8  run length R                       log, docs/journal-format.md
+//            8  offset of the packed bytes in the data log         section 7)
+//            4  masked CRC32C of the packed bytes
+//            4  count1: runs per group
+//            8  stride1: from run to run in a group
+//            4  count2: groups
 //            4  reserved (0)
+//            8  stride2: from group to group
+//            (raw_pattern.h: L = R * count1 * count2 packed bytes)
+//            Version 2's DATA payload is the first 24 bytes, then the
+//            masked CRC and 4 reserved bytes: one run, L = R.
 //
 // THE DATA LOG (<journal>.data) has the same layout: a header slot with the
-// journal's generation, salt and UUID, then WRITE records (no BEGIN or
-// COMMIT; transaction number = the transaction that wrote them), each
-// self-describing.  The DATA records in the journal are its index.
+// journal's generation, salt and UUID, then DATA records whose payload is
+// the 56 bytes above followed by the L packed bytes (their offset field is
+// where those bytes start): self-describing, so the index can be rebuilt
+// from the data log alone.  No BEGIN or COMMIT; each record's transaction
+// number is the transaction that wrote it.  The DATA records in the journal
+// are its index.  (A version 2 data log holds WRITE records instead.)
 #pragma once
 
 #include <array>
@@ -72,12 +83,13 @@
 #include <span>
 #include <string>
 
+#include "raw_pattern.h"
 #include "status.h"
 
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -88,9 +100,9 @@ inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kWritePayloadHeader = 24;
 inline constexpr size_t kCommitPayloadSize = 32;
 inline constexpr size_t kZeroPayloadSize = 16;
-inline constexpr size_t kDataPayloadSize = 32;
-// Data log offsets stay below this, so an overlay can tell them from journal
-// offsets by one bit (ExtentMap::kDataLogBit).
+inline constexpr size_t kDataPayloadSize = 56;
+inline constexpr size_t kDataPayloadSizeV2 = 32;
+// Data log offsets stay below this (a bound the reader checks).
 inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;
 // Bounds every length the reader trusts before it has checked a CRC.
 inline constexpr uint32_t kMaxPayload = 1u << 30;
@@ -98,6 +110,7 @@ inline constexpr uint32_t kMaxPayload = 1u << 30;
 enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6 };
 
 struct JournalHeader {
+  uint32_t version = kFormatVersion;  // read from disk; the writer always writes kFormatVersion
   uint64_t generation = 0;
   uint32_t salt = 0;
   uint32_t block_size = kBlockSize;
@@ -143,13 +156,13 @@ void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byt
 WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in);
 
 struct DataPayload {
-  uint64_t address = 0;
-  uint64_t length = 0;
-  uint64_t log_offset = 0;  // of the bytes, in the data log
-  uint32_t masked_crc = 0;  // of the bytes
+  RawPattern pattern;
+  uint64_t log_offset = 0;  // of the packed bytes, in the data log
+  uint32_t masked_crc = 0;  // of the packed bytes
 };
 void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out);
-DataPayload decode_data(std::span<const std::byte, kDataPayloadSize> in);
+// `in` holds kDataPayloadSize bytes, or kDataPayloadSizeV2 for format version 2.
+DataPayload decode_data(std::span<const std::byte> in);
 
 struct CommitPayload {
   uint64_t logical_size = 0;

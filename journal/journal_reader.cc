@@ -144,10 +144,17 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
     case RecordType::kData: {
-      if (h.payload_len != kDataPayloadSize) return stop(StreamEnd::kBadRecord);
-      DataPayload d = decode_data(std::span<const std::byte, kDataPayloadSize>(head, kDataPayloadSize));
-      if (d.address + d.length < d.address || d.log_offset >= kMaxDataLogOffset) return stop(StreamEnd::kBadRecord);
-      rec.write = WritePayloadHeader{d.address, d.length, 0};
+      // An index record (its bytes in the data log), or a data log's own
+      // record (its bytes follow, and its offset field says so).
+      size_t fixed = header_.version >= 3 ? kDataPayloadSize : kDataPayloadSizeV2;
+      if (h.payload_len < fixed) return stop(StreamEnd::kBadRecord);
+      DataPayload d = decode_data(std::span<const std::byte>(head, fixed));
+      bool bytes_here = h.payload_len > fixed;
+      if (!d.pattern.valid() || d.log_offset >= kMaxDataLogOffset) return stop(StreamEnd::kBadRecord);
+      if (bytes_here && (d.pattern.bytes() != h.payload_len - fixed || d.log_offset != payload + fixed))
+        return stop(StreamEnd::kBadRecord);
+      rec.pattern = d.pattern;
+      rec.write = WritePayloadHeader{d.pattern.addr, d.pattern.bytes(), 0};
       rec.data_offset = d.log_offset;
       rec.data_crc = d.masked_crc;
       break;

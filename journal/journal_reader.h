@@ -34,9 +34,12 @@ struct Record {
   RecordHeader header;
   // WRITE: the payload header, and where its bytes are in the journal.
   // ZERO: address and length in `write`; data_offset unused.
-  // DATA: address and length in `write`; data_offset is where the bytes are
-  // in the data log, and data_crc their masked CRC32C.
+  // DATA: the runs in `pattern`, their first address and packed length in
+  // `write`; data_offset is where the packed bytes are in the data log (in
+  // a data log's own DATA record: in this record), data_crc their masked
+  // CRC32C.
   WritePayloadHeader write;
+  RawPattern pattern;
   uint64_t data_offset = 0;
   uint32_t data_crc = 0;
   CommitPayload commit;

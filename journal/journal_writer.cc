@@ -61,7 +61,7 @@ Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std
   std::byte head[kWritePayloadHeader];
   encode_write_payload_header({address, data.size(), tag}, head);
   uint64_t data_offset = tell() + kRecordHeaderSize + kWritePayloadHeader;
-  H5J_RETURN_IF_ERROR(append_record(RecordType::kWrite, head, data));
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kWrite, head, {&data, 1}));
   return data_offset;
 }
 
@@ -80,16 +80,18 @@ Status JournalWriter::append_data(const DataPayload& d) {
   return append_record(RecordType::kData, payload, {});
 }
 
-Result<uint64_t> JournalWriter::append_extent(uint64_t txn, uint64_t address, uint32_t tag,
-                                              std::span<const std::byte> data) {
+Result<DataPayload> JournalWriter::append_extent(uint64_t txn, const RawPattern& pattern, Gather bytes) {
   assert(!in_txn_);
   txn_ = txn;  // the record carries the transaction that wrote it
-  std::byte head[kWritePayloadHeader];
-  encode_write_payload_header({address, data.size(), tag}, head);
-  uint64_t data_offset = tell() + kRecordHeaderSize + kWritePayloadHeader;
-  if (data_offset + data.size() >= kMaxDataLogOffset) return Status(Code::kInvalid, "data log full (2^62 bytes)");
-  H5J_RETURN_IF_ERROR(append_record(RecordType::kWrite, head, data));
-  return data_offset;
+  DataPayload d{pattern, tell() + kRecordHeaderSize + kDataPayloadSize, 0};
+  if (d.log_offset + pattern.bytes() >= kMaxDataLogOffset) return Status(Code::kInvalid, "data log full (2^62 bytes)");
+  uint32_t crc = 0;
+  for (auto piece : bytes) crc = crc32c(piece.data(), piece.size(), crc);
+  d.masked_crc = mask_crc(crc);
+  std::byte head[kDataPayloadSize];
+  encode_data(d, head);
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kData, head, bytes));
+  return d;
 }
 
 Status JournalWriter::sync() {
@@ -100,7 +102,7 @@ Status JournalWriter::sync() {
 
 Status JournalWriter::comment(std::string_view text) {
   auto bytes = std::as_bytes(std::span(text.data(), std::min(text.size(), size_t(kMaxPayload))));
-  return append_record(RecordType::kComment, {}, bytes);
+  return append_record(RecordType::kComment, {}, {&bytes, 1});
 }
 
 Status JournalWriter::commit(uint64_t logical_size) {
@@ -128,9 +130,9 @@ Status JournalWriter::reset(const JournalHeader& next) {
   return Status::ok();
 }
 
-Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head,
-                                    std::span<const std::byte> payload_body) {
-  uint64_t payload_len = payload_head.size() + payload_body.size();
+Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body) {
+  uint64_t payload_len = payload_head.size();
+  for (auto piece : payload_body) payload_len += piece.size();
   if (payload_len > kMaxPayload)
     return Status(Code::kInvalid, "journal record of " + std::to_string(payload_len) + " bytes exceeds the limit");
   RecordHeader h{0, type, uint32_t(payload_len), header_.salt, tell(), txn_};
@@ -138,12 +140,12 @@ Status JournalWriter::append_record(RecordType type, std::span<const std::byte> 
   encode_record_header(h, hdr);
   uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
   crc = crc32c(payload_head.data(), payload_head.size(), crc);
-  crc = crc32c(payload_body.data(), payload_body.size(), crc);
+  for (auto piece : payload_body) crc = crc32c(piece.data(), piece.size(), crc);
   put_u32(hdr, mask_crc(crc));
   size_t pad = record_span(payload_len) - kRecordHeaderSize - payload_len;
   H5J_RETURN_IF_ERROR(append_bytes(hdr));
   H5J_RETURN_IF_ERROR(append_bytes(payload_head));
-  H5J_RETURN_IF_ERROR(append_bytes(payload_body));
+  for (auto piece : payload_body) H5J_RETURN_IF_ERROR(append_bytes(piece));
   H5J_RETURN_IF_ERROR(append_bytes(std::span(kZeros, pad)));
   if (type != RecordType::kCommit) ++txn_records_;
   return Status::ok();

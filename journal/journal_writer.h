@@ -36,6 +36,9 @@ struct RingOptions {
   bool durable = true;
 };
 
+// Bytes given in pieces, appended as one.
+using Gather = std::span<const std::span<const std::byte>>;
+
 class JournalWriter {
  public:
   // Begins generation header.generation in `file` (not owned): writes its
@@ -58,11 +61,12 @@ class JournalWriter {
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);
 
-  // As the data log's writer (docs/journal-format.md section 7): a WRITE
-  // record outside any transaction, numbered `txn`; returns the offset of
-  // its bytes.  sync() makes every record appended so far durable (only
-  // written, without durability).
-  Result<uint64_t> append_extent(uint64_t txn, uint64_t address, uint32_t tag, std::span<const std::byte> data);
+  // As the data log's writer (docs/journal-format.md section 7): a DATA
+  // record outside any transaction, numbered `txn`, holding `bytes` (the
+  // pattern's runs, packed); returns its index entry (offset and CRC of the
+  // bytes), for the journal's DATA record.  sync() makes every record
+  // appended so far durable (only written, without durability).
+  Result<DataPayload> append_extent(uint64_t txn, const RawPattern& pattern, Gather bytes);
   Status sync();
 
   // The journal bytes [offset, offset + out.size()), from a buffer that still
@@ -90,8 +94,7 @@ class JournalWriter {
   uint64_t tell() const { return cur().base + cur().used; }
   Buffer& cur() { return ring_[cur_]; }
   const Buffer& cur() const { return ring_[cur_]; }
-  Status append_record(RecordType type, std::span<const std::byte> payload_head,
-                       std::span<const std::byte> payload_body);
+  Status append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body);
   Status append_bytes(std::span<const std::byte> bytes);
   Status submit(Buffer& b);
   // Makes the next ring buffer current, starting at journal offset `base`.

@@ -102,6 +102,7 @@ Status JournaledFile::open_for_read() {
   }
   H5J_RETURN_IF_ERROR(load_journal());
   if (!plan_) return Status::ok();
+  raw_ = std::move(plan_->raw);
   overlay_ = std::move(plan_->overlay);
   logical_size_ = committed_size_ = plan_->logical_size;
   if (opts_.after_replay && report_.recovered) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
@@ -183,7 +184,11 @@ Status JournaledFile::load_journal() {
   }
   H5J_RETURN_IF_ERROR(check_binding((*reader)->header()));
   H5J_RETURN_IF_ERROR(open_data_log_if_present());
-  auto plan = plan_replay(**reader, opts_.recovery_mode, [this](const Record& r) { return data_matches(r); });
+  DataLogAccess data_log;
+  data_log.matches = [this](const Record& r) { return data_matches(r); };
+  const JournalHeader& header = (*reader)->header();
+  data_log.records_of = [this, &header](uint64_t first, uint64_t last) { return data_log_records(header, first, last); };
+  auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
   if (!plan) return Status(plan.status().code(), journal_->path() + ": " + plan.status().message());
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
@@ -194,6 +199,7 @@ Status JournaledFile::load_journal() {
   report_.end = plan->summary.end;
   report_.end_detail = (*reader)->end_detail();
   report_.skipped = plan->skipped;
+  report_.rebuilt_txns = plan->rebuilt_txns;
   // Recovery is needed if any transaction committed, or if the file is not at
   // the size the generation started from (uncommitted in-place writes).
   auto size = base_->size();
@@ -238,6 +244,34 @@ Result<bool> JournaledFile::data_matches(const Record& r) {
     done += n;
   }
   return mask_crc(crc) == r.data_crc;
+}
+
+// The data log's records are self-describing: read on their own, they give
+// back the index.  Only records of the journal's generation (same salt and
+// UUID) count; damage is skipped, as salvage skips it in the journal.
+Result<std::vector<Record>> JournaledFile::data_log_records(const JournalHeader& journal, uint64_t first,
+                                                            uint64_t last) {
+  std::vector<Record> out;
+  if (!data_log_) return out;
+  auto reader = JournalReader::open(*data_log_);
+  if (!reader) return out;  // no valid header: nothing to rebuild from
+  const JournalHeader& h = (*reader)->header();
+  if (h.uuid != journal.uuid || h.generation != journal.generation || h.salt != journal.salt) return out;
+  for (;;) {
+    auto rec = (*reader)->next();
+    if (!rec) return rec.status();
+    if (!rec->has_value()) {
+      if (clean_end((*reader)->end())) return out;
+      auto later = (*reader)->resync((*reader)->end_offset() + 8, /*begin_only=*/false);
+      if (!later) return later.status();
+      if (!later->has_value()) return out;
+      (*reader)->seek(**later);
+      continue;
+    }
+    const Record& r = **rec;
+    bool holds_bytes = r.header.type == RecordType::kData && r.header.payload_len > kDataPayloadSize;
+    if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
+  }
 }
 
 Result<std::optional<Binding>> read_binding(File& file) {
@@ -292,9 +326,11 @@ Status JournaledFile::replay_into_base() {
   if (!journal_size) return journal_size.status();
   if (*journal_size > plan_->summary.committed_end)
     H5J_RETURN_IF_ERROR(journal_->truncate(plan_->summary.committed_end));
+  raw_ = std::move(plan_->raw);
   overlay_ = std::move(plan_->overlay);
   committed_size_ = logical_size_ = plan_->logical_size;
   H5J_RETURN_IF_ERROR(write_overlay_to_base());
+  raw_.clear();
   overlay_.clear();
   if (opts_.after_replay) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
   if (opts_.ring.durable) return base_->sync_data();
@@ -347,15 +383,15 @@ Status JournaledFile::start_data_log(const JournalHeader& h, bool fresh) {
 
 // --- reading and writing -----------------------------------------------------
 
-Status JournaledFile::read_source(uint64_t src, std::span<std::byte> out) {
-  uint64_t offset = ExtentMap::offset_of(src);
-  if (ExtentMap::in_data_log(src)) {
-    if (data_writer_) return data_writer_->read(offset, out);
-    if (!data_log_) return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) + " is missing");
-    return read_exact(*data_log_, offset, out);
-  }
+Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
   if (writer_) return writer_->read(offset, out);
   return read_exact(*journal_, offset, out);
+}
+
+Status JournaledFile::read_data_log(uint64_t offset, std::span<std::byte> out) {
+  if (data_writer_) return data_writer_->read(offset, out);
+  if (!data_log_) return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) + " is missing");
+  return read_exact(*data_log_, offset, out);
 }
 
 Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
@@ -373,12 +409,17 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     if (src) {
-      status = read_source(*src, dst);
+      status = read_journal(*src, dst);
       return;
     }
+    // Below the overlay: the file, then the data log's extents over it.
     auto got = base_->read_at(a, dst);
-    if (!got) status = got.status();
-    else std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
+    if (!got) {
+      status = got.status();
+      return;
+    }
+    std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
+    status = raw_.lay_onto(a, dst, [this](uint64_t off, std::span<std::byte> o) { return read_data_log(off, o); });
   });
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
@@ -397,11 +438,15 @@ constexpr size_t kEarlyWritebackMin = 1 << 20;
 
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   if (Status s = start_write(data.size()); !s || data.empty()) return s;
+  return write_by_rule(addr, data, tag, opts_.inplace_min_bytes);
+}
+
+Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
   uint64_t floor = protected_end();
   // The part below the protected end is journaled; the rest goes in place,
   // if it is long enough to be worth an fdatasync of its own.
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
-  if (data.size() - journaled < opts_.inplace_min_bytes) journaled = data.size();
+  if (data.size() - journaled < inplace_min) journaled = data.size();
   if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
   if (journaled < data.size()) {
     auto rest = data.subspan(journaled);
@@ -433,23 +478,133 @@ Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> da
   return Status::ok();
 }
 
-// Raw data in the data log: the bytes there, their index (a DATA record with
-// their CRC) in the journal's open transaction, and the overlay pointing at
-// them.  Like a journaled write it raises the journal high water: replay
-// must never lay these bytes over a newer in-place write.
-Status JournaledFile::write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
-  bool large_in_new_space = addr >= protected_end() && data.size() >= std::max<uint64_t>(opts_.inplace_min_bytes, 1);
-  if (opts_.raw_mode == RawMode::kInPlace || (opts_.raw_mode == RawMode::kAuto && large_in_new_space))
-    return write(addr, data, tag);
-  if (Status s = start_write(data.size()); !s || data.empty()) return s;
+namespace {
+
+uint64_t total_bytes(std::span<const RawPiece> pieces) {
+  uint64_t n = 0;
+  for (const RawPiece& p : pieces) n += p.bytes.size();
+  return n;
+}
+
+bool sorted_and_disjoint(std::span<const RawPiece> pieces) {
+  for (size_t i = 1; i < pieces.size(); ++i)
+    if (pieces[i].addr < pieces[i - 1].addr + pieces[i - 1].bytes.size()) return false;
+  return true;
+}
+
+// Windows: what HDF5's sieve buffer does for a driver without vector
+// writes.  A window is read, patched and written whole, so it only spans
+// gaps of up to kWindowGap, and at most kWindowMax bytes.
+constexpr uint64_t kWindowGap = 64 << 10;
+constexpr uint64_t kWindowMax = 1 << 20;
+// The data log takes a pattern's bytes as one record; longer pieces are cut.
+constexpr uint64_t kMaxExtentBytes = 64 << 20;
+
+}  // namespace
+
+Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) {
+  uint64_t total = total_bytes(pieces);
+  if (Status s = start_write(total); !s || total == 0) return s;
+  if (opts_.raw_mode == RawMode::kInPlace) return write_windows(pieces, tag);
+  if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
+  // kAuto: large pieces in new space in place, runs of the others to the log.
+  uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
+  size_t from = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].addr < protected_end() || pieces[i].bytes.size() < min) continue;
+    H5J_RETURN_IF_ERROR(append_raw(pieces.subspan(from, i - from)));
+    H5J_RETURN_IF_ERROR(write_by_rule(pieces[i].addr, pieces[i].bytes, tag, opts_.inplace_min_bytes));
+    from = i + 1;
+  }
+  return append_raw(pieces.subspan(from));
+}
+
+// The vector's pieces are in place (above the protected end) if the vector
+// as a whole is worth its own fdatasync: many small pieces of one large
+// write must not each count as small.
+Status JournaledFile::write_windows(std::span<const RawPiece> pieces, uint32_t tag) {
+  uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
+  if (!sorted_and_disjoint(pieces)) {
+    for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
+    return Status::ok();
+  }
+  std::vector<std::byte> window;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = i + 1;
+    uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
+    while (j < pieces.size() && pieces[j].addr - end <= kWindowGap &&
+           pieces[j].addr + pieces[j].bytes.size() - start <= kWindowMax) {
+      end = pieces[j].addr + pieces[j].bytes.size();
+      ++j;
+    }
+    if (j == i + 1) {
+      H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
+    } else {
+      window.resize(end - start);
+      H5J_RETURN_IF_ERROR(read(start, window));
+      for (size_t k = i; k < j; ++k)
+        std::memcpy(window.data() + (pieces[k].addr - start), pieces[k].bytes.data(), pieces[k].bytes.size());
+      H5J_RETURN_IF_ERROR(write_by_rule(start, window, tag, inplace_min));
+    }
+    i = j;
+  }
+  return Status::ok();
+}
+
+// Raw data in the data log: the bytes there, their index (DATA records,
+// one per pattern, with their CRC) in the journal's open transaction, and
+// the raw layer pointing at them.  Like a journaled write it raises the
+// journal high water: replay must never lay these bytes over a newer
+// in-place write.
+Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
+  PatternBuilder builder;
+  std::vector<std::span<const std::byte>> gathered;
+  uint64_t gathered_bytes = 0;
+  auto emit = [&]() -> Status {
+    size_t used = 0;
+    for (const RawPattern& p : builder.take()) {
+      // Each pattern takes the next p.bytes() gathered bytes.
+      std::vector<std::span<const std::byte>> mine;
+      for (uint64_t need = p.bytes(); need > 0;) {
+        auto& piece = gathered[used];  // may be split across two patterns
+        size_t n = size_t(std::min<uint64_t>(piece.size(), need));
+        mine.push_back(piece.subspan(0, n));
+        piece = piece.subspan(n);
+        need -= n;
+        if (piece.empty()) ++used;
+      }
+      H5J_RETURN_IF_ERROR(append_pattern(p, mine));
+    }
+    gathered.clear();
+    gathered_bytes = 0;
+    return Status::ok();
+  };
+  for (const RawPiece& piece : pieces) {
+    for (uint64_t done = 0; done < piece.bytes.size();) {
+      auto chunk = piece.bytes.subspan(done, std::min<uint64_t>(piece.bytes.size() - done, kMaxExtentBytes));
+      uint64_t addr = piece.addr + done;
+      if (gathered_bytes + chunk.size() > kMaxExtentBytes || !builder.add(addr, chunk.size())) {
+        H5J_RETURN_IF_ERROR(emit());
+        builder.add(addr, chunk.size());
+      }
+      gathered.push_back(chunk);
+      gathered_bytes += chunk.size();
+      done += chunk.size();
+    }
+  }
+  return emit();
+}
+
+Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   assert(data_writer_);
-  auto off = data_writer_->append_extent(writer_->open_txn(), addr, tag, data);
-  if (!off) return fail(off.status());
-  DataPayload index{addr, data.size(), *off, mask_crc(crc32c(data.data(), data.size()))};
-  if (Status s = writer_->append_data(index); !s) return fail(s);
-  overlay_.insert(addr, data.size(), ExtentMap::data_log_source(*off));
-  journal_high_water_ = std::max(journal_high_water_, addr + data.size());
-  logical_size_ = std::max<uint64_t>(logical_size_, addr + data.size());
+  auto index = data_writer_->append_extent(writer_->open_txn(), pattern, bytes);
+  if (!index) return fail(index.status());
+  if (Status s = writer_->append_data(*index); !s) return fail(s);
+  add_to_image(raw_, overlay_, pattern, index->log_offset);
+  stats_.raw_bytes_logged += pattern.bytes();
+  stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
+  journal_high_water_ = std::max(journal_high_water_, pattern.end());
+  logical_size_ = std::max<uint64_t>(logical_size_, pattern.end());
   dirty_ = true;
   data_unsynced_ = true;
   return Status::ok();
@@ -523,7 +678,10 @@ Status JournaledFile::fail(Status s) {
 
 Status JournaledFile::commit() {
   H5J_RETURN_IF_ERROR(commit_transaction());
-  if (writer_ && writer_->generation_bytes() >= opts_.checkpoint_bytes) return checkpoint();
+  // Both logs count: a checkpoint also bounds the data log and the raw
+  // index, whose memory grows with the DATA records in the journal.
+  uint64_t logged = writer_ ? writer_->generation_bytes() + (data_writer_ ? data_writer_->generation_bytes() : 0) : 0;
+  if (writer_ && logged >= opts_.checkpoint_bytes) return checkpoint();
   return Status::ok();
 }
 
@@ -559,13 +717,14 @@ Status JournaledFile::commit_transaction() {
   first_commit_done_ = true;
   committed_size_ = logical_size_;
   dirty_ = false;
+  ++stats_.commits;
   return Status::ok();
 }
 
 Status JournaledFile::write_overlay_to_base() {
-  return apply_overlay(
-      overlay_, committed_size_, [this](uint64_t src, std::span<std::byte> out) { return read_source(src, out); },
-      *base_, opts_.progress);
+  return apply_image(
+      raw_, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
+      [this](uint64_t off, std::span<std::byte> out) { return read_data_log(off, out); }, *base_, opts_.progress);
 }
 
 Status JournaledFile::checkpoint() {
@@ -574,7 +733,9 @@ Status JournaledFile::checkpoint() {
   if (opts_.ring.durable) {
     if (Status s = base_->sync_data(); !s) return fail(s);
   }
+  raw_.clear();
   overlay_.clear();
+  ++stats_.checkpoints;
   const JournalHeader& h = writer_->header();
   if (Status s = start_generation(h.generation + 1, writer_->next_txn(), h.uuid); !s) return fail(s);
   if (Status s = set_binding(); !s) return fail(s);

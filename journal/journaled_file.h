@@ -31,6 +31,7 @@
 #include "extent_map.h"
 #include "file.h"
 #include "journal_writer.h"
+#include "raw_layer.h"
 #include "replay.h"
 
 namespace h5j {
@@ -52,6 +53,12 @@ enum class RawMode {
   kInPlace,  // as any other write: the write-ahead rule
   kLog,      // appended to the data log, indexed by DATA records in the journal
   kAuto,     // in place when large and in new space (at or above the protected end), else the data log
+};
+
+// Raw bytes for [addr, addr + bytes.size()): one element of a vector write.
+struct RawPiece {
+  uint64_t addr;
+  std::span<const std::byte> bytes;
 };
 
 // The data log of the journal at `journal_path`.
@@ -100,6 +107,7 @@ struct OpenReport {
   StreamEnd end = StreamEnd::kEndOfFile;
   std::string end_detail;       // where and why the journal's stream ended
   std::vector<SkippedRange> skipped;  // salvage
+  uint64_t rebuilt_txns = 0;          // salvage: transactions whose raw data came from the data log alone
   bool passive = false;         // another handle owns the journal
 };
 
@@ -135,9 +143,15 @@ class JournaledFile : private RecoveredImage {
 
   Status read(uint64_t addr, std::span<std::byte> out) override;
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
-  // Raw data: appended to the data log (RawMode::kLog, and kAuto for
-  // writes that are small or overwrite), else as write().
-  Status write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // Raw data, one vector write: pieces in the order HDF5 gives them.
+  // Appended to the data log (RawMode::kLog, and kAuto for pieces that are
+  // small or overwrite), else by the write-ahead rule, nearby pieces
+  // gathered into windows as HDF5's sieve buffer would.
+  Status write_raw(std::span<const RawPiece> pieces, uint32_t tag);
+  Status write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+    RawPiece piece{addr, data};
+    return write_raw({&piece, 1}, tag);
+  }
   // HDF5's truncate: the file's size becomes `size`.  Takes effect at commit.
   Status set_size(uint64_t size);
   uint64_t size() const override { return logical_size_; }
@@ -149,6 +163,19 @@ class JournaledFile : private RecoveredImage {
   Status close();
 
   const OpenReport& report() const { return report_; }
+  // What this session has done (H5Fget_journal_stats).
+  struct Stats {
+    uint64_t commits = 0;
+    uint64_t checkpoints = 0;
+    uint64_t raw_bytes_logged = 0;
+    uint64_t raw_index_bytes = 0;
+    uint64_t raw_index_peak_bytes = 0;
+  };
+  Stats stats() const {
+    Stats s = stats_;
+    s.raw_index_bytes = raw_.memory_bytes();
+    return s;
+  }
   File& base() { return *base_; }
   const std::string& journal_path() const { return opts_.journal_path; }
   // "uring" or "sync" (io_uring may be unavailable); "none" without a journal open.
@@ -173,6 +200,15 @@ class JournaledFile : private RecoveredImage {
   Status write_overlay_to_base();
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // write() with the in-place threshold given: the part below the protected
+  // end journaled, the rest in place unless shorter than inplace_min.
+  Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);
+  // Raw pieces sorted by address, gathered into windows (read, patched,
+  // written back), each written by the rule.
+  Status write_windows(std::span<const RawPiece> pieces, uint32_t tag);
+  // Raw pieces into the data log, as few patterns as their layout allows.
+  Status append_raw(std::span<const RawPiece> pieces);
+  Status append_pattern(const RawPattern& pattern, Gather bytes);
   // The checks every write makes (fail-stop, read-only, passive), then
   // BEGIN if no transaction is open and there are bytes to write.
   Status start_write(size_t bytes);
@@ -185,12 +221,15 @@ class JournaledFile : private RecoveredImage {
   // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
   Status begin_transaction();
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
-  // Bytes of the journal, or of the data log (ExtentMap::in_data_log).
-  Status read_source(uint64_t src, std::span<std::byte> out);
+  // Bytes of the journal, and of the data log.
+  Status read_journal(uint64_t offset, std::span<std::byte> out);
+  Status read_data_log(uint64_t offset, std::span<std::byte> out);
   // Opens the data log if it exists (read-write unless read-only).
   Status open_data_log_if_present();
   // Whether a committed DATA record's bytes in the data log match its CRC.
   Result<bool> data_matches(const Record& data);
+  // Salvage: the data log's own DATA records of transactions [first, last].
+  Result<std::vector<Record>> data_log_records(const JournalHeader& journal, uint64_t first, uint64_t last);
   Status start_data_log(const JournalHeader& h, bool fresh);
   // Stores the journal's UUID and generation in the file's binding attribute.
   Status set_binding();
@@ -207,7 +246,9 @@ class JournaledFile : private RecoveredImage {
   std::optional<ReplayPlan> plan_;
   std::vector<std::byte> check_buffer_;  // data_matches' reads
 
+  RawLayer raw_;                      // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
+  Stats stats_;
   std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
   uint64_t logical_size_ = 0;
   uint64_t committed_size_ = 0;

@@ -1,6 +1,7 @@
 #include "replay.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "aligned_buffer.h"
 
@@ -31,20 +32,13 @@ Status damaged(const JournalReader& r, RecoveryMode mode, const std::string& mor
 
 namespace {
 
-uint64_t source_of(const Record& w) {
-  switch (w.header.type) {
-    case RecordType::kZero: return ExtentMap::kZeroSource;
-    case RecordType::kData: return ExtentMap::data_log_source(w.data_offset);
-    default: return w.data_offset;
-  }
-}
 
 // Whether every DATA record of `t` matches the data log.
-Result<bool> data_matches(const CommittedTxn& t, const DataCheck& check) {
+Result<bool> data_matches(const CommittedTxn& t, const DataLogAccess& data_log) {
   for (const Record& w : t.writes) {
     if (w.header.type != RecordType::kData) continue;
-    if (!check) return Status(Code::kInvalid, "the journal references a data log, and none was given");
-    auto ok = check(w);
+    if (!data_log.matches) return Status(Code::kInvalid, "the journal references a data log, and none was given");
+    auto ok = data_log.matches(w);
     if (!ok || !*ok) return ok;
   }
   return true;
@@ -52,15 +46,33 @@ Result<bool> data_matches(const CommittedTxn& t, const DataCheck& check) {
 
 }  // namespace
 
-Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataCheck& check_data) {
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataLogAccess& data_log) {
   ReplayPlan plan;
   plan.logical_size = reader.header().base_size;
   // What was applied, which differs from what the scan counts as committed
   // once a transaction's data is refused.
   uint64_t applied = 0, last_applied = 0, applied_end = kFirstRecordOffset;
+  uint64_t next_txn = reader.header().first_txn;  // the transaction expected next
+  // Salvage: raw data of the transactions lost before `t`, from the data log.
+  auto rebuild_before = [&](const CommittedTxn& t) -> Status {
+    if (mode != RecoveryMode::kSalvage || t.txn <= next_txn || !data_log.records_of) return Status::ok();
+    auto records = data_log.records_of(next_txn, t.txn - 1);
+    if (!records) return records.status();
+    uint64_t last = 0;
+    for (const Record& r : *records) {
+      add_to_image(plan.raw, plan.overlay, r.pattern, r.data_offset);
+      plan.bytes_to_apply += r.write.length;
+      ++plan.rebuilt_extents;
+      if (r.header.txn != last) ++plan.rebuilt_txns;
+      last = r.header.txn;
+    }
+    return Status::ok();
+  };
   auto apply = [&](const CommittedTxn& t) -> Status {
     if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) return Status::ok();
-    auto matches = data_matches(t, check_data);
+    H5J_RETURN_IF_ERROR(rebuild_before(t));
+    next_txn = t.txn + 1;
+    auto matches = data_matches(t, data_log);
     if (!matches) return matches.status();
     if (!*matches) {
       if (mode == RecoveryMode::kStrict)
@@ -70,7 +82,9 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       return Status::ok();
     }
     for (const Record& w : t.writes) {
-      plan.overlay.insert(w.write.address, w.write.length, source_of(w));
+      if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_offset);
+      else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
+      else plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
       if (w.header.type != RecordType::kZero) plan.bytes_to_apply += w.write.length;
     }
     plan.logical_size = t.logical_size;
@@ -145,49 +159,106 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   return plan;
 }
 
-Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base,
-                     const Progress& progress) {
-  auto set_size = [&]() -> Status {
-    auto size = base.size();
-    if (!size) return size.status();
-    return *size != logical_size ? base.truncate(logical_size) : Status::ok();
-  };
-  if (overlay.empty()) return set_size();  // nothing to copy: no run buffer
-  // Coalesce runs of adjacent extents into one buffer of up to kRun bytes.
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint64_t data_log_offset) {
+  if (overlay.intersects(data.addr, data.end()))
+    data.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { overlay.erase(a, n); });
+  raw.insert(data, data_log_offset);
+}
+
+namespace {
+
+// Coalesces bytes given in increasing address order into writes of up to
+// kRun bytes.
+class RunWriter {
+ public:
   static constexpr size_t kRun = 8 << 20;
-  auto buffer = base.allocate_buffer(kRun);
-  if (!buffer) return buffer.status();
-  AlignedBuffer& run = *buffer;
-  uint64_t run_addr = 0, done = 0;
-  size_t run_len = 0;
-  auto flush_run = [&]() -> Status {
-    if (run_len == 0) return Status::ok();
-    Status s = base.write_at(run_addr, std::span<const std::byte>(run.data(), run_len));
-    done += run_len;
-    run_len = 0;
-    if (progress) progress(done);
+  RunWriter(File& base, const Progress& progress) : base_(base), progress_(progress) {}
+
+  // Room for n <= kRun bytes at `addr`, which the caller fills.
+  Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
+    if (!run_.valid()) {
+      auto buffer = base_.allocate_buffer(kRun);
+      if (!buffer) return buffer.status();
+      run_ = std::move(*buffer);
+    }
+    if (len_ > 0 && (addr_ + len_ != addr || len_ + n > kRun)) H5J_RETURN_IF_ERROR(flush());
+    if (len_ == 0) addr_ = addr;
+    std::span<std::byte> room(run_.data() + len_, n);
+    len_ += n;
+    return room;
+  }
+  Status flush() {
+    if (len_ == 0) return Status::ok();
+    Status s = base_.write_at(addr_, std::span<const std::byte>(run_.data(), len_));
+    done_ += len_;
+    len_ = 0;
+    if (progress_) progress_(done_);
     return s;
-  };
+  }
+
+ private:
+  File& base_;
+  const Progress& progress_;
+  AlignedBuffer run_;
+  uint64_t addr_ = 0, done_ = 0;
+  size_t len_ = 0;
+};
+
+// Each window of the layer is laid onto a staging buffer, and the ranges
+// its extents cover are written from there.
+Status apply_raw(const RawLayer& raw, uint64_t logical_size, const ByteSource& data_log, RunWriter& out) {
+  std::vector<std::byte> stage;
+  ExtentMap covered;
+  Status status;
+  raw.for_each_window([&](uint64_t addr, uint64_t len) {
+    if (!status || addr >= logical_size) return;  // beyond the end: dropped by the size
+    stage.resize(std::min(len, logical_size - addr));
+    covered.clear();
+    status = raw.lay_onto(addr, stage, data_log, &covered);
+    covered.for_each([&](const ExtentMap::Extent& e) {
+      for (uint64_t done = 0; status && done < e.len;) {
+        size_t n = size_t(std::min<uint64_t>(e.len - done, RunWriter::kRun));
+        auto room = out.next(e.addr + done, n);
+        if (!room) status = room.status();
+        else std::memcpy(room->data(), stage.data() + (e.addr + done - addr), n);
+        done += n;
+      }
+    });
+  });
+  return status;
+}
+
+Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal, RunWriter& out) {
   Status status;
   overlay.for_each([&](const ExtentMap::Extent& e) {
-    if (!status.is_ok() || e.addr >= logical_size) return;  // beyond the end: dropped by the size
+    if (!status || e.addr >= logical_size) return;
     uint64_t addr = e.addr, src = e.src, left = std::min(e.len, logical_size - e.addr);
-    while (left > 0 && status.is_ok()) {
-      if (run_len > 0 && (run_addr + run_len != addr || run_len == kRun)) status = flush_run();
-      if (!status.is_ok()) return;
-      if (run_len == 0) run_addr = addr;
-      size_t n = std::min<uint64_t>(left, kRun - run_len);
-      if (src == ExtentMap::kZeroSource) std::fill_n(run.data() + run_len, n, std::byte(0));
-      else status = source(src, std::span(run.data() + run_len, n));
-      run_len += n;
+    while (left > 0 && status) {
+      size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
+      auto room = out.next(addr, n);
+      if (!room) status = room.status();
+      else if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
+      else status = journal(src, *room);
       addr += n;
       src = ExtentMap::source_at(src, n);
       left -= n;
     }
   });
-  H5J_RETURN_IF_ERROR(status);
-  H5J_RETURN_IF_ERROR(flush_run());
-  return set_size();
+  return status;
+}
+
+}  // namespace
+
+Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
+                   const ByteSource& data_log, File& base, const Progress& progress) {
+  RunWriter out(base, progress);
+  H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
+  H5J_RETURN_IF_ERROR(out.flush());  // the overlay's writes land over these
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, logical_size, journal, out));
+  H5J_RETURN_IF_ERROR(out.flush());
+  auto size = base.size();
+  if (!size) return size.status();
+  return *size != logical_size ? base.truncate(logical_size) : Status::ok();
 }
 
 }  // namespace h5j

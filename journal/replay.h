@@ -1,7 +1,8 @@
-// Replay: from a journal, the committed state of the HDF5 file as an overlay
-// (which journal bytes cover which file bytes) plus the committed size; and
-// applying an overlay to the file.  Open-time recovery, checkpoints and
-// h5recover all use these two functions: one implementation.
+// Replay: from a journal, the committed state of the HDF5 file as an image
+// (which data-log extents, then which journal bytes, cover which file bytes)
+// plus the committed size; and applying an image to the file.  Open-time
+// recovery, checkpoints, close and h5recover all use these two functions:
+// one implementation.
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include "extent_map.h"
 #include "file.h"
 #include "journal_reader.h"
+#include "raw_layer.h"
 
 namespace h5j {
 
@@ -28,42 +30,63 @@ struct SkippedRange {
 };
 
 struct ReplayPlan {
-  ExtentMap overlay;      // file range -> journal (or data log) offset of its newest bytes
+  RawLayer raw;           // data-log extents (DATA records), under the overlay
+  ExtentMap overlay;      // file range -> journal offset of its newest bytes
   uint64_t logical_size;  // size of the file in the committed state
   ScanSummary summary;    // counts cover every scanned stretch
   uint64_t bytes_to_apply = 0;
   std::vector<SkippedRange> skipped;  // salvage only
   uint64_t refused_txn = 0;  // the first transaction whose data failed its CRC (0: none)
+  // Salvage: transactions whose journal records were lost to damage, and
+  // whose raw data came back from the data log's own records.
+  uint64_t rebuilt_txns = 0;
+  uint64_t rebuilt_extents = 0;
 };
 
-// Whether a committed DATA record's bytes in the data log have its CRC;
-// an error (kMissing: no data log) if they cannot be read.
-using DataCheck = std::function<Result<bool>(const Record& data)>;
+// What replay asks of the data log.
+struct DataLogAccess {
+  // Whether a committed DATA record's bytes in the data log have its CRC;
+  // an error (kMissing: no data log) if they cannot be read.
+  std::function<Result<bool>(const Record& data)> matches;
+  // Salvage: the data log's own valid DATA records of transactions
+  // [first, last], in log order.
+  std::function<Result<std::vector<Record>>(uint64_t first, uint64_t last)> records_of;
+};
 
 // Scans `journal` under `mode`; the plan starts from the generation's base
 // size, so a journal with no committed transaction yields the file as the
 // generation found it.  kCorrupt when the journal is damaged beyond what the
 // mode accepts; the message says where and why.
 //
-// Each committed transaction's DATA records are checked with `check_data`
-// before it is applied.  A transaction whose data fails is refused, and
-// with it everything after it (point-in-time, tolerate-tail), or the plan
-// (strict), or only itself (salvage).
+// Each committed transaction's DATA records are checked with
+// `data_log.matches` before it is applied.  A transaction whose data fails
+// is refused, and with it everything after it (point-in-time,
+// tolerate-tail), or the plan (strict), or only itself (salvage).
+//
+// Salvage also rebuilds from the data log: a transaction missing from the
+// stream (damage skipped) before one that validates did commit (the writer
+// begins a transaction only after the last one committed), so its raw data
+// is applied from the data log's own records, in its place in the order.
+// Its metadata records are lost with the damage.
 Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
-                               const DataCheck& check_data = nullptr);
+                               const DataLogAccess& data_log = {});
 // True when the stream's end is an ordinary end (no damaged record).
 bool clean_end(StreamEnd e);
-
-// Reads journal bytes [offset, offset + n) into a buffer.
-using JournalSource = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
 
 // Told how many of the bytes to apply are done, as they are written.
 using Progress = std::function<void(uint64_t done)>;
 
-// Writes every extent of `overlay` into `base` in address order, adjacent
-// extents coalesced into large writes, then sets the size to `logical_size`.
-// Does not sync.  Idempotent: applying the same plan twice gives the same file.
-Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const JournalSource& source, File& base,
-                     const Progress& progress = nullptr);
+// Adds one committed record to an image: a DATA record's pattern to `raw`
+// (erasing what `overlay` holds there, which it supersedes), any other to
+// `overlay`.  The one way both replay and the live writer build an image,
+// so its invariant (raw_layer.h) holds in both.
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint64_t data_log_offset);
+
+// Writes the image into `base` in address order, adjacent bytes coalesced
+// into large writes: first the data-log extents of `raw`, then the journal
+// bytes of `overlay` over them; then sets the size to `logical_size`.  Does
+// not sync.  Idempotent: applying the same plan twice gives the same file.
+Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
+                   const ByteSource& data_log, File& base, const Progress& progress = nullptr);
 
 }  // namespace h5j

@@ -37,16 +37,49 @@ std::vector<std::byte> read_all(JournaledFile& f) {
   return out;
 }
 
-// Half the writes are raw data (write_raw): in the data log with RawMode::kLog.
+void model_write(Model& m, uint64_t addr, const std::vector<std::byte>& data) {
+  if (m.current.size() < addr + data.size()) m.current.resize(addr + data.size(), std::byte(0));
+  std::copy(data.begin(), data.end(), m.current.begin() + ptrdiff_t(addr));
+}
+
+std::vector<std::byte> random_bytes(size_t n, std::mt19937& rng) {
+  std::vector<std::byte> data(n);
+  for (auto& b : data) b = std::byte(rng());
+  return data;
+}
+
+// The pieces of a vector write: a strided block (count2 groups of count1
+// runs), or a few pieces anywhere, in any order, overlapping or not.
+std::vector<std::pair<uint64_t, std::vector<std::byte>>> random_vector(uint64_t size, std::mt19937& rng) {
+  std::vector<std::pair<uint64_t, std::vector<std::byte>>> pieces;
+  uint64_t start = size == 0 ? 0 : rng() % (size + 2000);
+  if (rng() % 3 == 0) {
+    for (unsigned i = rng() % 4 + 1; i > 0; --i) pieces.emplace_back(rng() % (size + 2000), random_bytes(rng() % 500 + 1, rng));
+    return pieces;
+  }
+  uint64_t run = rng() % 64 + 1, stride1 = run + rng() % 100, count1 = rng() % 8 + 1, count2 = rng() % 4 + 1;
+  uint64_t stride2 = (count1 - 1) * stride1 + run + rng() % 200;
+  for (uint64_t g = 0; g < count2; ++g)
+    for (uint64_t r = 0; r < count1; ++r) pieces.emplace_back(start + g * stride2 + r * stride1, random_bytes(run, rng));
+  return pieces;
+}
+
+// Half the writes are raw data (write_raw): in the data log with
+// RawMode::kLog, and half of those are vector writes.
 void random_write(JournaledFile& f, Model& m, std::mt19937& rng) {
   uint64_t size = m.current.size();
+  if (rng() % 4 == 0) {
+    auto pieces = random_vector(size, rng);
+    std::vector<RawPiece> raw;
+    for (const auto& [addr, data] : pieces) raw.push_back({addr, data});
+    REQUIRE(f.write_raw(raw, 3));
+    for (const auto& [addr, data] : pieces) model_write(m, addr, data);
+    return;
+  }
   uint64_t addr = size == 0 ? 0 : rng() % (size + 2000);
-  uint64_t len = rng() % 3000 + 1;
-  std::vector<std::byte> data(len);
-  for (auto& b : data) b = std::byte(rng());
-  REQUIRE((rng() % 2 ? f.write_raw(addr, data, 3) : f.write(addr, data, 0)));
-  if (m.current.size() < addr + len) m.current.resize(addr + len, std::byte(0));
-  std::copy(data.begin(), data.end(), m.current.begin() + ptrdiff_t(addr));
+  auto data = random_bytes(rng() % 3000 + 1, rng);
+  REQUIRE((rng() % 3 ? f.write_raw(addr, data, 3) : f.write(addr, data, 0)));
+  model_write(m, addr, data);
 }
 
 // Creates `path` with two commits (5000 bytes of `fill`, then 10 bytes of
@@ -411,5 +444,66 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
     CHECK(rw.status().message().find(".jnl.data") != std::string::npos);
     CHECK(test::file_size(path) == 0);
     CHECK(posix_filesystem().exists(jpath));
+  }
+}
+
+namespace {
+
+// Flips a byte in the payload of the journal's DATA record of `txn`.
+void damage_data_record(const std::string& jpath, uint64_t txn) {
+  auto journal = posix_filesystem().open(jpath, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(journal);
+  auto reader = JournalReader::open(**journal);
+  REQUIRE(reader);
+  uint64_t lsn = 0;
+  for (;;) {
+    auto rec = (*reader)->next();
+    REQUIRE(rec);
+    if (!rec->has_value()) break;
+    if ((**rec).header.type == RecordType::kData && (**rec).header.txn == txn) lsn = (**rec).header.lsn;
+  }
+  REQUIRE(lsn != 0);
+  auto bytes = test::read_file(jpath);
+  bytes[lsn + kRecordHeaderSize + 3] ^= std::byte(0x40);
+  test::write_file(jpath, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("salvage rebuilds a transaction's raw data from the data log when its index records are damaged") {
+  TempDir dir;
+  std::string path = dir.path("raw.h5"), jpath = path + ".jnl";
+  auto opts = options(jpath, IoEngine::kAuto, 64 << 20);
+  opts.raw_mode = RawMode::kLog;
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write_raw(0, std::vector<std::byte>(5000, std::byte(1)), 3));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write_raw(1000, std::vector<std::byte>(3000, std::byte(2)), 3));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write_raw(100, std::vector<std::byte>(500, std::byte(3)), 3));
+    REQUIRE((*f)->commit());
+  }  // crash
+  damage_data_record(jpath, 2);
+  std::vector<std::byte> first(5000, std::byte(1)), all = first;
+  std::fill(all.begin() + 1000, all.begin() + 4000, std::byte(2));
+  std::fill(all.begin() + 100, all.begin() + 600, std::byte(3));
+
+  SUBCASE("point-in-time stops before the damage") {
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(rw);
+    CHECK((*rw)->report().replayed_txns == 1);
+    CHECK(read_all(**rw) == first);
+  }
+  SUBCASE("salvage applies the first and third transactions and the second's data, in order") {
+    opts.recovery_mode = RecoveryMode::kSalvage;
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(rw);
+    CHECK((*rw)->report().replayed_txns == 2);
+    CHECK((*rw)->report().rebuilt_txns == 1);
+    CHECK(read_all(**rw) == all);
+    REQUIRE((*rw)->close());
+    CHECK(test::read_file(path) == all);
   }
 }

@@ -1,0 +1,66 @@
+#include "raw_layer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace h5j {
+
+void RawLayer::insert(const RawPattern& pattern, uint64_t src) {
+  uint32_t id = uint32_t(extents_.size());
+  extents_.push_back({pattern, src});
+  data_bytes_ += pattern.bytes();
+  // Runs come in address order, so each window is met in one stretch.
+  uint64_t last = UINT64_MAX;
+  pattern.for_each_run([&](uint64_t a, uint64_t n, uint64_t) {
+    for (uint64_t w = a >> kWindowShift; w <= (a + n - 1) >> kWindowShift; ++w) {
+      if (w == last) continue;
+      buckets_[w].push_back(id);
+      last = w;
+    }
+  });
+}
+
+void RawLayer::clear() {
+  extents_.clear();
+  buckets_.clear();
+  data_bytes_ = 0;
+}
+
+size_t RawLayer::memory_bytes() const {
+  // std::map nodes: the key, the vector, and about four words of tree links.
+  size_t bytes = extents_.capacity() * sizeof(Extent) + buckets_.size() * (sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32);
+  for (const auto& [w, ids] : buckets_) bytes += ids.capacity() * sizeof(uint32_t);
+  return bytes;
+}
+
+Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const ByteSource& source, ExtentMap* covered) const {
+  uint64_t end = addr + out.size();
+  if (out.empty() || extents_.empty()) return Status::ok();
+  // The extents touching the range, oldest first.
+  std::vector<uint32_t> ids;
+  for (auto it = buckets_.lower_bound(addr >> kWindowShift); it != buckets_.end() && (it->first << kWindowShift) < end; ++it)
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::byte> scratch;
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (uint32_t id : ids) {
+    const Extent& e = extents_[id];
+    // The runs inside the range are consecutive, and so are their packed
+    // bytes: one read, then scatter.
+    uint64_t first = UINT64_MAX, last = 0;
+    e.pattern.for_each_run_in(addr, end, [&](uint64_t, uint64_t n, uint64_t packed) {
+      first = std::min(first, packed);
+      last = packed + n;
+    });
+    if (first == UINT64_MAX) continue;
+    scratch.resize(last - first);
+    H5J_RETURN_IF_ERROR(source(e.src + first, scratch));
+    e.pattern.for_each_run_in(addr, end, [&](uint64_t a, uint64_t n, uint64_t packed) {
+      std::memcpy(out.data() + (a - addr), scratch.data() + (packed - first), n);
+      if (covered != nullptr) covered->insert(a, n, a);
+    });
+  }
+  return Status::ok();
+}
+
+}  // namespace h5j

@@ -1,0 +1,68 @@
+// The index of raw data kept in the data log: which file bytes the data
+// log's extents cover, newest last.
+//
+// An exact byte map (ExtentMap) would need an entry per run, and a strided
+// workload writes runs of a few hundred bytes: tens of bytes of index per
+// run.  So the layer keeps each extent as written, a RawPattern (one entry
+// for a whole strided block), in log order, plus a coarse address index
+// (1 MiB buckets -> the extents touching them).  Who wins on overlap is
+// decided when bytes are produced: extents are applied oldest first, so the
+// newest one's bytes are the ones left.
+//
+// Invariant: a layer's extents never overlap bytes that a newer record in
+// another map (the journal overlay) covers; the owner of both erases the
+// overlay's bytes when it inserts here (see JournaledFile and
+// plan_replay), so the image is base, then this layer, then the overlay.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "extent_map.h"
+#include "file.h"
+#include "raw_pattern.h"
+#include "status.h"
+
+namespace h5j {
+
+class RawLayer {
+ public:
+  // The pattern's packed bytes are at data-log offset `src`.
+  void insert(const RawPattern& pattern, uint64_t src);
+  void clear();
+  bool empty() const { return extents_.empty(); }
+  size_t extent_count() const { return extents_.size(); }
+  // Bytes of data indexed (overwritten ones included).
+  uint64_t data_bytes() const { return data_bytes_; }
+  // The index's own memory: what bounds it is docs/design.md §4a.
+  size_t memory_bytes() const;
+
+  // Lays every extent's bytes inside [addr, addr + out.size()) onto `out`
+  // (out[0] is byte `addr`), oldest first, reading the data log through
+  // `source`; bytes no extent covers are left as they are.  If `covered`
+  // is given, the covered ranges are added to it (as ranges mapped to
+  // themselves, so adjacent ones merge).
+  Status lay_onto(uint64_t addr, std::span<std::byte> out, const ByteSource& source, ExtentMap* covered = nullptr) const;
+
+  // Calls f(window_addr, window_len) for each aligned window of
+  // kWindow bytes that some extent touches, in address order.
+  template <typename F>
+  void for_each_window(F&& f) const {
+    for (const auto& [bucket, ids] : buckets_) f(bucket << kWindowShift, uint64_t(1) << kWindowShift);
+  }
+
+ private:
+  static constexpr unsigned kWindowShift = 20;
+  struct Extent {
+    RawPattern pattern;
+    uint64_t src;
+  };
+  std::vector<Extent> extents_;                          // log order
+  std::map<uint64_t, std::vector<uint32_t>> buckets_;   // window -> extents touching it, ascending
+  uint64_t data_bytes_ = 0;
+};
+
+}  // namespace h5j

@@ -1,0 +1,155 @@
+// RawPattern, PatternBuilder and RawLayer against brute force: the runs a
+// pattern yields in any range, the patterns a builder makes of any runs,
+// and the bytes a layer lays onto any range, newest extent winning.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "raw_layer.h"
+
+using namespace h5j;
+
+namespace {
+
+struct Run {
+  uint64_t addr, len, packed;
+  bool operator==(const Run&) const = default;
+};
+
+std::vector<Run> runs_by_brute_force(const RawPattern& p, uint64_t lo, uint64_t hi) {
+  std::vector<Run> out;
+  for (uint64_t g = 0; g < p.count2; ++g)
+    for (uint64_t r = 0; r < p.count1; ++r) {
+      uint64_t a = p.addr + g * p.stride2 + r * p.stride1;
+      uint64_t from = std::max(a, lo), to = std::min(a + p.run_len, hi);
+      if (from < to) out.push_back({from, to - from, (g * p.count1 + r) * p.run_len + (from - a)});
+    }
+  return out;
+}
+
+RawPattern random_pattern(std::mt19937& rng) {
+  RawPattern p;
+  p.addr = rng() % 5000;
+  p.run_len = rng() % 50 + 1;
+  p.count1 = rng() % 6 + 1;
+  p.stride1 = p.count1 > 1 ? p.run_len + rng() % 40 : 0;
+  p.count2 = rng() % 5 + 1;
+  p.stride2 = p.count2 > 1 ? p.group_span() + rng() % 300 : 0;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a pattern yields exactly its runs inside any range, in order, with their packed offsets") {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 3000; ++i) {
+    RawPattern p = random_pattern(rng);
+    REQUIRE(p.valid());
+    uint64_t lo = rng() % (p.end() + 100), hi = lo + rng() % 2000;
+    std::vector<Run> got;
+    p.for_each_run_in(lo, hi, [&](uint64_t a, uint64_t n, uint64_t packed) { got.push_back({a, n, packed}); });
+    CHECK(got == runs_by_brute_force(p, lo, hi));
+  }
+}
+
+TEST_CASE("a pattern from disk is trusted only if its runs are disjoint, increasing and in range") {
+  CHECK(RawPattern::contiguous(10, 5).valid());
+  CHECK_FALSE(RawPattern::contiguous(10, 0).valid());
+  CHECK_FALSE((RawPattern{0, 8, 2, 4, 1, 0}.valid()));           // runs overlap
+  CHECK_FALSE((RawPattern{0, 8, 2, 8, 2, 10}.valid()));          // groups overlap
+  CHECK_FALSE((RawPattern{0, 8, 0, 8, 1, 0}.valid()));           // no runs
+  CHECK_FALSE((RawPattern{UINT64_MAX - 4, 8, 1, 0, 1, 0}.valid()));  // past the end of the address space
+  CHECK_FALSE((RawPattern{0, 8, UINT32_MAX, UINT64_MAX / 4, 1, 0}.valid()));
+  CHECK((RawPattern{0, 8, 3, 8, 2, 24}.valid()));                // adjacent runs and groups are allowed
+}
+
+TEST_CASE("the builder turns a strided box into one pattern, and any runs into patterns that replay them") {
+  SUBCASE("a 32^3 box of an n^3 array of doubles is one pattern") {
+    const uint64_t n = 256, b = 32, e = 8;
+    PatternBuilder builder;
+    for (uint64_t i = 0; i < b; ++i)
+      for (uint64_t j = 0; j < b; ++j) REQUIRE(builder.add(((i * n + j) * n + 64) * e, b * e));
+    auto patterns = builder.take();
+    REQUIRE(patterns.size() == 1);
+    CHECK(patterns[0].count1 == b);
+    CHECK(patterns[0].count2 == b);
+    CHECK(patterns[0].stride1 == n * e);
+    CHECK(patterns[0].stride2 == n * n * e);
+    CHECK(builder.empty());
+  }
+  SUBCASE("random runs: the patterns taken cover exactly the runs added, in order") {
+    std::mt19937 rng(3);
+    for (int i = 0; i < 2000; ++i) {
+      std::vector<Run> added, replayed;
+      std::vector<RawPattern> patterns;
+      PatternBuilder builder;
+      uint64_t at = rng() % 100;
+      for (int k = int(rng() % 30); k >= 0; --k) {
+        // Mostly regular, sometimes not.
+        uint64_t len = rng() % 4 ? 16 : rng() % 20 + 1;
+        at += rng() % 4 ? 0 : rng() % 50;
+        if (!builder.add(at, len)) {
+          for (auto& p : builder.take()) patterns.push_back(p);
+          REQUIRE(builder.add(at, len));
+        }
+        added.push_back({at, len, 0});
+        at += len + (rng() % 3 ? 24 : rng() % 100);
+      }
+      for (auto& p : builder.take()) patterns.push_back(p);
+      for (const RawPattern& p : patterns) {
+        REQUIRE(p.valid());
+        p.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { replayed.push_back({a, n, 0}); });
+      }
+      // Adjacent added runs may have become one run: compare bytes covered, in order.
+      auto bytes = [](const std::vector<Run>& runs) {
+        std::vector<uint64_t> v;
+        for (const Run& r : runs)
+          for (uint64_t b = 0; b < r.len; ++b) v.push_back(r.addr + b);
+        return v;
+      };
+      CHECK(bytes(replayed) == bytes(added));
+    }
+  }
+}
+
+TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves uncovered bytes alone") {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    RawLayer layer;
+    std::vector<std::byte> log;                   // the data log
+    std::map<uint64_t, std::byte> model;          // file byte -> newest value
+    for (int i = int(rng() % 12) + 1; i > 0; --i) {
+      RawPattern p = random_pattern(rng);
+      if (rng() % 4 == 0) p.addr += uint64_t(rng() % 4) << 20;  // several windows
+      uint64_t src = log.size();
+      for (uint64_t b = 0; b < p.bytes(); ++b) log.push_back(std::byte(rng()));
+      p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
+        for (uint64_t b = 0; b < n; ++b) model[a + b] = log[src + packed + b];
+      });
+      layer.insert(p, src);
+    }
+    auto source = [&](uint64_t off, std::span<std::byte> out) {
+      REQUIRE(off + out.size() <= log.size());
+      std::memcpy(out.data(), log.data() + off, out.size());
+      return Status::ok();
+    };
+    for (int q = 0; q < 20; ++q) {
+      uint64_t addr = rng() % (5 << 20), len = rng() % 20000 + 1;
+      if (q % 2) addr = rng() % 8000;
+      std::vector<std::byte> out(len, std::byte(0xEE));
+      ExtentMap covered;
+      REQUIRE(layer.lay_onto(addr, out, source, &covered));
+      uint64_t covered_bytes = 0;
+      covered.for_each([&](const ExtentMap::Extent& e) { covered_bytes += e.len; });
+      uint64_t expected_covered = 0;
+      std::vector<std::byte> expected(len, std::byte(0xEE));
+      for (auto it = model.lower_bound(addr); it != model.end() && it->first < addr + len; ++it, ++expected_covered)
+        expected[it->first - addr] = it->second;
+      CHECK(out == expected);
+      CHECK(covered_bytes == expected_covered);
+    }
+  }
+}
