@@ -82,6 +82,18 @@ H5JOURNAL_API herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_
 /* Copies the driver's configuration out of a file access property list. */
 H5JOURNAL_API herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t *config /*out*/);
 
+/* What an open file has done through the driver in this session. */
+typedef struct H5FD_journal_stats_t {
+    uint64_t commits;              /* transactions committed */
+    uint64_t checkpoints;          /* generations checkpointed into the file */
+    uint64_t raw_bytes_logged;     /* raw data appended to the data log */
+    uint64_t raw_index_bytes;      /* memory of the data log's index, now */
+    uint64_t raw_index_peak_bytes; /* and at its largest */
+} H5FD_journal_stats_t;
+
+/* Fills *stats for file_id, a file open through the journal driver. */
+H5JOURNAL_API herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t *stats /*out*/);
+
 #ifdef __cplusplus
 }
 #endif

@@ -176,7 +176,7 @@ json report_of(const OpenReport& r) {
           {"last_transaction", r.last_txn},   {"records_discarded", r.discarded_records},
           {"stream_end", stream_end_name(r.end)}, {"stream_end_detail", r.end_detail},
           {"bytes_applied", r.bytes_applied}, {"file_size", r.logical_size},
-          {"skipped", skipped}};
+          {"skipped", skipped},               {"transactions_rebuilt_from_data_log", r.rebuilt_txns}};
 }
 
 // A one-line progress bar on a terminal.
@@ -255,6 +255,9 @@ Outcome recover(const Options& o) {
   if (r->discarded_records > 0)
     out.message += ", discarded " + std::to_string(r->discarded_records) + " record(s) of an uncommitted transaction";
   if (!r->skipped.empty()) out.message += ", skipped " + std::to_string(r->skipped.size()) + " damaged stretch(es)";
+  if (r->rebuilt_txns > 0)
+    out.message += ", rebuilt the raw data of " + std::to_string(r->rebuilt_txns) +
+                   " transaction(s) whose journal records were damaged, from the data log";
   if (!kept.empty()) out.report["journal_kept"] = kept;
   if (o.verify) {
     bool ok = verify_readable(target);

@@ -190,7 +190,26 @@ herr_t journal_set_eoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
 
 haddr_t journal_get_eof(const H5FD_t* file, H5FD_mem_t) { return self(file)->file->size(); }
 
-herr_t journal_get_handle(H5FD_t* file, hid_t, void** handle) {
+// H5Fget_journal_stats asks through H5Fget_vfd_handle (the only way from
+// a file id to its driver) with a FAPL holding this property: a pointer to
+// a StatsRequest.  Only this driver fills it; any other returns its handle
+// and leaves `filled` false.
+constexpr const char* kStatsRequest = "h5journal.stats_request";
+struct StatsRequest {
+  bool filled = false;
+  H5FD_journal_stats_t stats{};
+};
+
+herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
+  if (handle != nullptr && fapl != H5P_DEFAULT && H5Pexist(fapl, kStatsRequest) > 0) {
+    StatsRequest* request = nullptr;
+    if (H5Pget(fapl, kStatsRequest, &request) < 0 || request == nullptr) return -1;
+    JournaledFile::Stats s = self(file)->file->stats();
+    request->stats = {s.commits, s.checkpoints, s.raw_bytes_logged, s.raw_index_bytes, s.raw_index_peak_bytes};
+    request->filled = true;
+    *handle = request;
+    return 0;
+  }
   // The descriptor of the HDF5 file, for reading or fsync only.
   auto* posix = dynamic_cast<PosixFile*>(&self(file)->file->base());
   if (handle == nullptr || posix == nullptr) return push_error("H5FD_journal_get_handle", H5E_BADVALUE, "no handle");
@@ -214,6 +233,60 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
     JournaledFile& f = *self(file)->file;
     Status s = type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type)) : f.write(addr, bytes, uint32_t(type));
     if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
+    return 0;
+  });
+}
+
+// Vector I/O.  Having these callbacks turns on HDF5's selection I/O: a
+// hyperslab write arrives as one vector of all its pieces (a 32^3 box of a
+// 3-D array: 1024 runs) instead of through the sieve buffer, so raw data
+// can be logged as one pattern.  In the arrays, a size of 0 or a type of
+// H5FD_MEM_NOLIST means "as the previous element" from there on.
+template <typename F>
+void for_each_element(uint32_t count, const H5FD_mem_t types[], const size_t sizes[], F&& f) {
+  size_t size = 0;
+  H5FD_mem_t type = H5FD_MEM_DEFAULT;
+  bool fixed_size = false, fixed_type = false;
+  for (uint32_t i = 0; i < count; i++) {
+    fixed_size = fixed_size || (i > 0 && sizes[i] == 0);
+    fixed_type = fixed_type || (i > 0 && types[i] == H5FD_MEM_NOLIST);
+    if (!fixed_size) size = sizes[i];
+    if (!fixed_type) type = types[i];
+    f(i, type, size);
+  }
+}
+
+herr_t journal_read_vector(H5FD_t* file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                           size_t sizes[], void* bufs[]) {
+  herr_t result = 0;
+  for_each_element(count, types, sizes, [&](uint32_t i, H5FD_mem_t type, size_t size) {
+    if (result == 0) result = journal_read(file, type, dxpl, addrs[i], size, bufs[i]);
+  });
+  return result;
+}
+
+// Runs of raw pieces go to write_raw together; metadata one by one.
+herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                            size_t sizes[], const void* bufs[]) {
+  return guarded("H5FD_journal_write_vector", herr_t(-1), [&]() -> herr_t {
+    JournaledFile& f = *self(file)->file;
+    std::vector<RawPiece> raw;
+    Status s;
+    auto flush_raw = [&]() {
+      if (s && !raw.empty()) s = f.write_raw(raw, uint32_t(H5FD_MEM_DRAW));
+      raw.clear();
+    };
+    for_each_element(count, types, sizes, [&](uint32_t i, H5FD_mem_t type, size_t size) {
+      auto bytes = std::span(static_cast<const std::byte*>(bufs[i]), size);
+      if (type == H5FD_MEM_DRAW) {
+        raw.push_back({addrs[i], bytes});
+        return;
+      }
+      flush_raw();
+      if (s) s = f.write(addrs[i], bytes, uint32_t(type));
+    });
+    flush_raw();
+    if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s.message());
     return 0;
   });
 }
@@ -313,7 +386,8 @@ const H5FD_class_t kJournalClass = {
     journal_get_handle,
     journal_read,
     journal_write,
-    nullptr, nullptr,           // read_vector, write_vector
+    journal_read_vector,
+    journal_write_vector,
     nullptr, nullptr,           // read_selection, write_selection
     journal_flush,
     journal_truncate,
@@ -368,6 +442,24 @@ herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
   auto c = h5j::config_from_fapl(fapl_id);
   if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status().message());
   *config = c->values;
+  return 0;
+}
+
+herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
+  if (stats == nullptr) return h5j::push_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
+  h5j::StatsRequest request;
+  h5j::StatsRequest* pointer = &request;
+  void* handle = nullptr;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return -1;
+  herr_t status = H5Pinsert2(fapl, h5j::kStatsRequest, sizeof pointer, &pointer, nullptr, nullptr, nullptr, nullptr,
+                             nullptr, nullptr);
+  if (status >= 0) status = H5Fget_vfd_handle(file_id, fapl, &handle);
+  H5Pclose(fapl);
+  if (status < 0) return -1;
+  if (!request.filled)
+    return h5j::push_error("H5Fget_journal_stats", H5E_BADTYPE, "the file is not open through the journal driver");
+  *stats = request.stats;
   return 0;
 }
 
