@@ -1,13 +1,15 @@
 // Exercises the HDF5 features a user expects from any driver: groups,
 // attributes, contiguous, chunked, compact and compressed datasets,
-// variable-length data, extend and shrink, reopen, read-only open, and
-// H5Fdelete.  The driver comes from --fapl (journal | sec2 | default, where
+// variable-length data, extend and shrink, reopen, read-only open,
+// H5Fdelete, and raw data in scattered shapes (strided 3-D boxes, points,
+// interleaved datasets).  The driver comes from --fapl (journal | sec2 | default, where
 // default leaves HDF5_DRIVER in charge).  Run through each driver, the
 // resulting files must dump identically.
 #include <hdf5.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -23,6 +25,11 @@ namespace {
       std::exit(1);                                                        \
     }                                                                      \
   } while (0)
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "features: %s\n", what);
+  std::exit(1);
+}
 
 hid_t fapl_for(const std::string& which, bool latest) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -113,6 +120,99 @@ void create(const std::string& file, hid_t fapl) {
   CHECK_H5(H5Fclose(f));
 }
 
+// Writes `count` elements selected in `fs` of `ds` from consecutive values.
+void write_selected(hid_t ds, hid_t fs, hssize_t count, int base) {
+  hsize_t n = hsize_t(count);
+  hid_t ms = H5Screate_simple(1, &n, nullptr);
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), base);
+  CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, v.data()));
+  H5Sclose(ms);
+}
+
+// Raw data in scattered shapes, each written in its own transaction:
+// strided 3-D boxes (contiguous and chunked, compressed or not), boxes with
+// a stride between blocks, point selections, overwrites of committed data,
+// and writes interleaved across many datasets.
+void raw_patterns(const std::string& file, hid_t fapl) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+  CHECK_H5(f);
+  hsize_t dims[3] = {24, 24, 24}, chunk[3] = {8, 8, 8};
+  hid_t space = H5Screate_simple(3, dims, nullptr);
+  hid_t chunked = H5Pcreate(H5P_DATASET_CREATE), compressed = H5Pcreate(H5P_DATASET_CREATE);
+  CHECK_H5(H5Pset_chunk(chunked, 3, chunk));
+  CHECK_H5(H5Pset_chunk(compressed, 3, chunk));
+  CHECK_H5(H5Pset_deflate(compressed, 1));
+  const char* names[] = {"cube/contiguous", "cube/chunked", "cube/compressed"};
+  hid_t dcpls[] = {H5P_DEFAULT, chunked, compressed};
+  H5Gclose(H5Gcreate2(f, "cube", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  for (int d = 0; d < 3; ++d) {
+    hid_t ds = H5Dcreate2(f, names[d], H5T_STD_I32LE, space, H5P_DEFAULT, dcpls[d], H5P_DEFAULT);
+    CHECK_H5(ds);
+    hid_t fs = H5Dget_space(ds);
+    // 3^3 boxes of 8^3 elements, then one commit; then overwrites.
+    for (hsize_t i = 0; i < 24; i += 8)
+      for (hsize_t j = 0; j < 24; j += 8)
+        for (hsize_t k = 0; k < 24; k += 8) {
+          hsize_t start[3] = {i, j, k}, count[3] = {8, 8, 8};
+          CHECK_H5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr));
+          write_selected(ds, fs, 512, int(i * 10000 + j * 100 + k));
+        }
+    CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    // Blocks of 2^3 every 5 elements: strides between blocks.
+    hsize_t start[3] = {1, 2, 3}, stride[3] = {5, 5, 5}, count[3] = {4, 4, 4}, block[3] = {2, 2, 2};
+    CHECK_H5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, stride, count, block));
+    write_selected(ds, fs, 512, -1000000);
+    // Points, in no particular order.
+    hsize_t points[6][3] = {{23, 0, 5}, {0, 0, 0}, {12, 12, 12}, {5, 23, 1}, {12, 12, 13}, {7, 3, 22}};
+    CHECK_H5(H5Sselect_elements(fs, H5S_SELECT_SET, 6, &points[0][0]));
+    write_selected(ds, fs, 6, -7);
+    CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    H5Sclose(fs);
+    H5Dclose(ds);
+  }
+  // Interleaved: eight datasets, one row of each in turn.
+  hsize_t rows[2] = {16, 64};
+  hid_t row_space = H5Screate_simple(2, rows, nullptr);
+  std::vector<hid_t> many;
+  for (int d = 0; d < 8; ++d) {
+    std::string name = "cube/interleaved_" + std::to_string(d);
+    many.push_back(H5Dcreate2(f, name.c_str(), H5T_STD_I32LE, row_space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK_H5(many.back());
+  }
+  for (hsize_t r = 0; r < 16; ++r)
+    for (int d = 0; d < 8; ++d) {
+      hid_t fs = H5Dget_space(many[size_t(d)]);
+      hsize_t start[2] = {r, 0}, count[2] = {1, 64};
+      CHECK_H5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr));
+      write_selected(many[size_t(d)], fs, 64, int(r * 1000 + hsize_t(d)));
+      H5Sclose(fs);
+    }
+  for (hid_t ds : many) H5Dclose(ds);
+  H5Sclose(row_space);
+  H5Pclose(chunked);
+  H5Pclose(compressed);
+  H5Sclose(space);
+  CHECK_H5(H5Fclose(f));
+}
+
+// H5Fget_journal_stats counts this session's commits through the journal,
+// and fails, naming the problem, for a file under another driver.
+void stats_check(const std::string& file, hid_t fapl, bool journal) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+  CHECK_H5(f);
+  write_ints(f, "stats_probe", H5P_DEFAULT, {10}, {}, 0);
+  CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+  H5FD_journal_stats_t st{};
+  herr_t got;
+  H5E_BEGIN_TRY { got = H5Fget_journal_stats(f, &st); }
+  H5E_END_TRY
+  if (journal && (got < 0 || st.commits != 1)) fail("H5Fget_journal_stats: expected one commit");
+  if (!journal && got >= 0) fail("H5Fget_journal_stats succeeded for a file under another driver");
+  CHECK_H5(H5Ldelete(f, "stats_probe", H5P_DEFAULT));
+  CHECK_H5(H5Fclose(f));
+}
+
 void modify(const std::string& file, hid_t fapl) {
   // Reopen read-write: extend one dataset, shrink another, overwrite part of a third.
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
@@ -171,11 +271,6 @@ void delete_check(const std::string& file, hid_t fapl) {
     std::fprintf(stderr, "features: H5Fdelete left the file\n");
     std::exit(1);
   }
-}
-
-void fail(const char* what) {
-  std::fprintf(stderr, "features: %s\n", what);
-  std::exit(1);
 }
 
 // H5Fget_access_plist hands back a FAPL equal to the one the file was opened
@@ -247,6 +342,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   hid_t fapl = fapl_for(fapl_kind, latest);
   create(file, fapl);
+  raw_patterns(file, fapl);
+  const char* env_driver = std::getenv("HDF5_DRIVER");
+  stats_check(file, fapl, fapl_kind == "journal" || (fapl_kind == "default" && env_driver && std::string(env_driver) == "journal"));
   modify(file, fapl);
   access_plist_check(file, fapl);
   family_check(file, fapl);

@@ -98,9 +98,27 @@ void append_row(hid_t f, int k) {
   H5Dclose(ds);
 }
 
+// A 6^3 box of the 16^3 /cube at a place that moves with the step, so
+// boxes overlap earlier ones: a strided vector write (36 runs of 48 bytes),
+// one pattern in the data log.
+void write_cube_box(hid_t f, int k) {
+  hid_t ds = H5Dopen2(f, "/cube", H5P_DEFAULT);
+  must(ds >= 0, "open /cube");
+  hid_t fs = H5Dget_space(ds);
+  hsize_t start[3] = {hsize_t(k * 3 % 10), hsize_t(k * 5 % 10), hsize_t(k * 7 % 10)}, count[3] = {6, 6, 6};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(3, count, nullptr);
+  std::vector<double> box(216);
+  std::iota(box.begin(), box.end(), k * 1000.0);
+  must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, box.data()) >= 0, "write /cube");
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+}
+
 // Timesteps: groups, attributes (VL strings too), a chunked compressed
-// extendible series, a dataset overwritten in place every step, and one
-// deleted and recreated every step (space reuse).
+// extendible series, a dataset overwritten in place every step, one
+// deleted and recreated every step (space reuse), and a strided box.
 void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, int elems) {
   hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   must(f >= 0, "H5Fcreate");
@@ -114,6 +132,10 @@ void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, i
   H5Pclose(dcpl);
   H5Sclose(space);
   write_doubles(f, "/counter", std::vector<double>(size_t(elems), -1.0));
+  hsize_t cube[3] = {16, 16, 16};
+  space = H5Screate_simple(3, cube, nullptr);
+  H5Dclose(H5Dcreate2(f, "/cube", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Sclose(space);
   set_int_attr(f, "last_step", -1);
   flush_commit(f, log);
   for (int k = 0; k < steps; ++k) {
@@ -133,6 +155,7 @@ void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, i
     set_label(ds, "step " + std::to_string(k));
     H5Dclose(ds);
     append_row(f, k);
+    write_cube_box(f, k);
     if (H5Lexists(f, "/latest", H5P_DEFAULT) > 0) H5Ldelete(f, "/latest", H5P_DEFAULT);
     write_doubles(f, "/latest", std::vector<double>(size_t((k * 3 % 7 + 1) * elems / 4), k));
     set_int_attr(f, "last_step", k);
