@@ -211,7 +211,7 @@ json w2_strided(const Driver& d, const std::string& path, hsize_t n) {
   f.close();
   json r = result("W2", d, seconds_since(t0));
   r["bytes"] = n * n * n * sizeof(double);
-  if (!stats.is_null()) r["journal"] = stats;
+  if (!stats.is_null()) r.update(stats);
   return r;
 }
 
