@@ -96,6 +96,10 @@ run_case() {
     if ((rc == 124)); then status=TIMEOUT; break; fi
     if ((rc != 0)); then status=FAIL; break; fi
   done
+  if [[ $status == FAIL && $driver == journal && $1 == select_io_dset ]] && io_path_checks_only "$dir/out.txt"; then
+    echo "pass (I/O-path checks differ: vector driver)" > "$dir/status"
+    return
+  fi
   # h5test's SKIPPED() prints -SKIP-; some programs skip themselves whole
   # for any driver but sec2 ("SKIPPED for incompatible VFD").
   local skipped
@@ -106,6 +110,24 @@ run_case() {
     status="pass ($skipped skipped)"
   fi
   echo "$status" > "$dir/status"
+}
+
+# select_io_dset asserts which I/O path HDF5 took: scalar I/O, and "no
+# vector or selection callback" among the causes of no selection I/O.  That
+# holds only for a driver without vector callbacks, and the journal has them
+# (docs/conformance.md).  Its run counts as a pass when every failure it
+# reports is one of those assertions; any other failure (a data check) is
+# still a failure.
+io_path_checks_only() {
+  local out=$1 source=$src/test/select_io_dset.c at line func
+  grep -q "FAILED" "$out" || return 1
+  while read -r at; do
+    line=${at##*select_io_dset.c:}; func=${line#* in }; line=${line%% in *}
+    [[ $func == check_actual_selection_io_mode* ]] && continue
+    sed -n "$((line - 3)),$((line - 1))p" "$source" |
+      grep -q "check_actual_selection_io_mode(\|no_selection_io_cause_[a-z]* != no_selection_io_cause_[a-z_]*expected" ||
+      return 1
+  done < <(grep -o "at [^ ]*select_io_dset.c:[0-9]* in [a-z_]*" "$out")
 }
 
 joined() { local out=$1; shift; for p in "$@"; do out="$out then $p"; done; echo "$out"; }
