@@ -110,7 +110,7 @@ void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> ou
   put_u32(p + 28, d.pattern.count1);
   put_u64(p + 32, d.pattern.stride1);
   put_u32(p + 40, d.pattern.count2);
-  put_u32(p + 44, 0);
+  put_u32(p + 44, d.log);
   put_u64(p + 48, d.pattern.stride2);
 }
 
@@ -121,6 +121,7 @@ DataPayload decode_data(std::span<const std::byte> in) {
   d.pattern.count1 = get_u32(p + 28);
   d.pattern.stride1 = get_u64(p + 32);
   d.pattern.count2 = get_u32(p + 40);
+  d.log = get_u32(p + 44);
   d.pattern.stride2 = get_u64(p + 48);
   return d;
 }

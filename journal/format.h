@@ -63,7 +63,8 @@
 //            4  count1: runs per group
 //            8  stride1: from run to run in a group
 //            4  count2: groups
-//            4  reserved (0)
+//            4  data log number: 0 is <journal>.data, n is
+//               <journal>.data.n (MPI rank n's)
 //            8  stride2: from group to group
 //            (raw_pattern.h: L = R * count1 * count2 packed bytes)
 //            Version 2's DATA payload is the first 24 bytes, then the
@@ -159,6 +160,7 @@ struct DataPayload {
   RawPattern pattern;
   uint64_t log_offset = 0;  // of the packed bytes, in the data log
   uint32_t masked_crc = 0;  // of the packed bytes
+  uint32_t log = 0;         // which data log (0: <journal>.data; n: <journal>.data.n)
 };
 void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out);
 // `in` holds kDataPayloadSize bytes, or kDataPayloadSizeV2 for format version 2.

@@ -157,6 +157,7 @@ Result<std::optional<Record>> JournalReader::next() {
       rec.write = WritePayloadHeader{d.pattern.addr, d.pattern.bytes(), 0};
       rec.data_offset = d.log_offset;
       rec.data_crc = d.masked_crc;
+      rec.data_log = d.log;
       break;
     }
     case RecordType::kComment: {

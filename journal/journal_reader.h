@@ -42,6 +42,7 @@ struct Record {
   RawPattern pattern;
   uint64_t data_offset = 0;
   uint32_t data_crc = 0;
+  uint32_t data_log = 0;  // DATA: which data log holds the bytes
   CommitPayload commit;
   std::string comment;
   uint64_t next_offset = 0;  // where the following record starts

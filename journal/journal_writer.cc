@@ -80,10 +80,10 @@ Status JournalWriter::append_data(const DataPayload& d) {
   return append_record(RecordType::kData, payload, {});
 }
 
-Result<DataPayload> JournalWriter::append_extent(uint64_t txn, const RawPattern& pattern, Gather bytes) {
+Result<DataPayload> JournalWriter::append_extent(uint64_t txn, uint32_t log, const RawPattern& pattern, Gather bytes) {
   assert(!in_txn_);
   txn_ = txn;  // the record carries the transaction that wrote it
-  DataPayload d{pattern, tell() + kRecordHeaderSize + kDataPayloadSize, 0};
+  DataPayload d{pattern, tell() + kRecordHeaderSize + kDataPayloadSize, 0, log};
   if (d.log_offset + pattern.bytes() >= kMaxDataLogOffset) return Status(Code::kInvalid, "data log full (2^62 bytes)");
   uint32_t crc = 0;
   for (auto piece : bytes) crc = crc32c(piece.data(), piece.size(), crc);

@@ -66,7 +66,8 @@ class JournalWriter {
   // pattern's runs, packed); returns its index entry (offset and CRC of the
   // bytes), for the journal's DATA record.  sync() makes every record
   // appended so far durable (only written, without durability).
-  Result<DataPayload> append_extent(uint64_t txn, const RawPattern& pattern, Gather bytes);
+  // `log` is this data log's number (format.h).
+  Result<DataPayload> append_extent(uint64_t txn, uint32_t log, const RawPattern& pattern, Gather bytes);
   Status sync();
 
   // The journal bytes [offset, offset + out.size()), from a buffer that still

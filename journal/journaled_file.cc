@@ -183,7 +183,6 @@ Status JournaledFile::load_journal() {
     return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
   }
   H5J_RETURN_IF_ERROR(check_binding((*reader)->header()));
-  H5J_RETURN_IF_ERROR(open_data_log_if_present());
   DataLogAccess data_log;
   data_log.matches = [this](const Record& r) { return data_matches(r); };
   const JournalHeader& header = (*reader)->header();
@@ -218,18 +217,22 @@ Status JournaledFile::load_journal() {
   return Status::ok();
 }
 
-Status JournaledFile::open_data_log_if_present() {
-  std::string path = data_log_path_for(opts_.journal_path);
-  if (!opts_.fs->exists(path)) return Status::ok();
-  auto log = opts_.fs->open(path, read_only_ ? OpenMode::kReadOnly : OpenMode::kReadWrite, opts_.engine);
-  if (!log) return log.status();
-  data_log_ = std::move(*log);
-  return Status::ok();
+Result<File*> JournaledFile::data_log_file(uint32_t log) {
+  if (log < data_logs_.size() && data_logs_[log]) return data_logs_[log].get();
+  std::string path = data_log_path_for(opts_.journal_path, log);
+  if (!opts_.fs->exists(path)) return static_cast<File*>(nullptr);
+  auto file = opts_.fs->open(path, read_only_ ? OpenMode::kReadOnly : OpenMode::kReadWrite, opts_.engine);
+  if (!file) return file.status();
+  if (data_logs_.size() <= log) data_logs_.resize(size_t(log) + 1);
+  data_logs_[log] = std::move(*file);
+  return data_logs_[log].get();
 }
 
 Result<bool> JournaledFile::data_matches(const Record& r) {
-  if (!data_log_)
-    return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) +
+  auto log = data_log_file(r.data_log);
+  if (!log) return log.status();
+  if (*log == nullptr)
+    return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path, r.data_log) +
                                       " is missing, and the journal's committed transactions hold raw data in it");
   // One buffer for every record checked (recovery checks them all).
   std::vector<std::byte>& piece = check_buffer_;
@@ -237,7 +240,7 @@ Result<bool> JournaledFile::data_matches(const Record& r) {
   uint32_t crc = 0;
   for (uint64_t done = 0; done < r.write.length;) {
     size_t n = size_t(std::min<uint64_t>(piece.size(), r.write.length - done));
-    auto got = data_log_->read_at(r.data_offset + done, std::span(piece.data(), n));
+    auto got = (*log)->read_at(r.data_offset + done, std::span(piece.data(), n));
     if (!got) return got.status();
     if (*got < n) return false;  // the data log ends before the bytes do
     crc = crc32c(piece.data(), n, crc);
@@ -246,31 +249,37 @@ Result<bool> JournaledFile::data_matches(const Record& r) {
   return mask_crc(crc) == r.data_crc;
 }
 
-// The data log's records are self-describing: read on their own, they give
-// back the index.  Only records of the journal's generation (same salt and
-// UUID) count; damage is skipped, as salvage skips it in the journal.
+// The data logs' records are self-describing: read on their own, they
+// give back the index.  Only records of the journal's generation (same salt
+// and UUID) count; damage is skipped, as salvage skips it in the journal.
+// The logs are numbered from 0 without gaps (an MPI writer creates every
+// rank's at open), so the scan stops at the first that does not exist.
 Result<std::vector<Record>> JournaledFile::data_log_records(const JournalHeader& journal, uint64_t first,
                                                             uint64_t last) {
   std::vector<Record> out;
-  if (!data_log_) return out;
-  auto reader = JournalReader::open(*data_log_);
-  if (!reader) return out;  // no valid header: nothing to rebuild from
-  const JournalHeader& h = (*reader)->header();
-  if (h.uuid != journal.uuid || h.generation != journal.generation || h.salt != journal.salt) return out;
-  for (;;) {
-    auto rec = (*reader)->next();
-    if (!rec) return rec.status();
-    if (!rec->has_value()) {
-      if (clean_end((*reader)->end())) return out;
-      auto later = (*reader)->resync((*reader)->end_offset() + 8, /*begin_only=*/false);
-      if (!later) return later.status();
-      if (!later->has_value()) return out;
-      (*reader)->seek(**later);
-      continue;
+  for (uint32_t n = 0;; ++n) {
+    auto log = data_log_file(n);
+    if (!log) return log.status();
+    if (*log == nullptr) return out;
+    auto reader = JournalReader::open(**log);
+    if (!reader) continue;  // no valid header: nothing to rebuild from
+    const JournalHeader& h = (*reader)->header();
+    if (h.uuid != journal.uuid || h.generation != journal.generation || h.salt != journal.salt) continue;
+    for (;;) {
+      auto rec = (*reader)->next();
+      if (!rec) return rec.status();
+      if (!rec->has_value()) {
+        if (clean_end((*reader)->end())) break;
+        auto later = (*reader)->resync((*reader)->end_offset() + 8, /*begin_only=*/false);
+        if (!later) return later.status();
+        if (!later->has_value()) break;
+        (*reader)->seek(**later);
+        continue;
+      }
+      const Record& r = **rec;
+      bool holds_bytes = r.header.type == RecordType::kData && r.header.payload_len > kDataPayloadSize;
+      if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
     }
-    const Record& r = **rec;
-    bool holds_bytes = r.header.type == RecordType::kData && r.header.payload_len > kDataPayloadSize;
-    if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
   }
 }
 
@@ -369,13 +378,15 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
 // a journal that is new holds nothing anyone needs (its journal was removed
 // at a clean close): it is emptied.
 Status JournaledFile::start_data_log(const JournalHeader& h, bool fresh) {
-  if (!data_log_) {
-    auto log = opts_.fs->open(data_log_path_for(opts_.journal_path), OpenMode::kCreate, opts_.engine);
+  uint32_t own = opts_.data_log;
+  if (data_logs_.size() <= own) data_logs_.resize(size_t(own) + 1);
+  if (!data_logs_[own]) {
+    auto log = opts_.fs->open(data_log_path_for(opts_.journal_path, own), OpenMode::kCreate, opts_.engine);
     if (!log) return log.status();
-    data_log_ = std::move(*log);
+    data_logs_[own] = std::move(*log);
   }
-  if (fresh) H5J_RETURN_IF_ERROR(data_log_->truncate(0));
-  auto w = JournalWriter::start(*data_log_, h, opts_.ring, false);
+  if (fresh) H5J_RETURN_IF_ERROR(data_logs_[own]->truncate(0));
+  auto w = JournalWriter::start(*data_logs_[own], h, opts_.ring, false);
   if (!w) return w.status();
   data_writer_ = std::move(*w);
   return Status::ok();
@@ -388,10 +399,13 @@ Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
   return read_exact(*journal_, offset, out);
 }
 
-Status JournaledFile::read_data_log(uint64_t offset, std::span<std::byte> out) {
-  if (data_writer_) return data_writer_->read(offset, out);
-  if (!data_log_) return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path) + " is missing");
-  return read_exact(*data_log_, offset, out);
+Status JournaledFile::read_data_log(uint32_t log, uint64_t offset, std::span<std::byte> out) {
+  if (data_writer_ && log == opts_.data_log) return data_writer_->read(offset, out);
+  auto file = data_log_file(log);
+  if (!file) return file.status();
+  if (*file == nullptr)
+    return Status(Code::kMissing, "data log " + data_log_path_for(opts_.journal_path, log) + " is missing");
+  return read_exact(**file, offset, out);
 }
 
 Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
@@ -419,7 +433,8 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
-    status = raw_.lay_onto(a, dst, [this](uint64_t off, std::span<std::byte> o) { return read_data_log(off, o); });
+    status = raw_.lay_onto(
+        a, dst, [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); });
   });
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
@@ -597,10 +612,10 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   assert(data_writer_);
-  auto index = data_writer_->append_extent(writer_->open_txn(), pattern, bytes);
+  auto index = data_writer_->append_extent(writer_->open_txn(), opts_.data_log, pattern, bytes);
   if (!index) return fail(index.status());
   if (Status s = writer_->append_data(*index); !s) return fail(s);
-  add_to_image(raw_, overlay_, pattern, index->log_offset);
+  add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
   stats_.raw_bytes_logged += pattern.bytes();
   stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
   journal_high_water_ = std::max(journal_high_water_, pattern.end());
@@ -724,7 +739,8 @@ Status JournaledFile::commit_transaction() {
 Status JournaledFile::write_overlay_to_base() {
   return apply_image(
       raw_, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
-      [this](uint64_t off, std::span<std::byte> out) { return read_data_log(off, out); }, *base_, opts_.progress);
+      [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
+      opts_.progress);
 }
 
 Status JournaledFile::checkpoint() {
@@ -802,14 +818,14 @@ Status JournaledFile::close() {
   writer_.reset();
   journal_.reset();
   data_writer_.reset();
-  data_log_.reset();
+  data_logs_.clear();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
   // The data log only once the journal's removal is durable: a journal
   // whose data log is gone cannot be replayed (the crash-state explorer
   // found this order).  A data log left alone is emptied by the next
   // session that journals this file, and removed at its close.
-  std::string data_log = data_log_path_for(opts_.journal_path);
+  std::string data_log = data_log_path_for(opts_.journal_path, opts_.data_log);
   if (!opts_.fs->exists(data_log)) return Status::ok();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(data_log));
   return durable ? opts_.fs->sync_dir(data_log) : Status::ok();

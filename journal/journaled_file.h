@@ -61,8 +61,11 @@ struct RawPiece {
   std::span<const std::byte> bytes;
 };
 
-// The data log of the journal at `journal_path`.
-inline std::string data_log_path_for(const std::string& journal_path) { return journal_path + ".data"; }
+// Data log number `log` of the journal at `journal_path`: <journal>.data
+// for 0 (a serial writer, or MPI rank 0), <journal>.data.<n> for MPI rank n.
+inline std::string data_log_path_for(const std::string& journal_path, uint32_t log = 0) {
+  return journal_path + ".data" + (log == 0 ? std::string() : "." + std::to_string(log));
+}
 
 struct JournalOptions {
   std::string journal_path;
@@ -77,6 +80,7 @@ struct JournalOptions {
   // exercise the in-place path with small writes).
   uint64_t inplace_min_bytes = uint64_t(64) << 10;
   RawMode raw_mode = RawMode::kInPlace;
+  uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
   // false: close leaves the file in log form (journal, data log, and the
   // guard at offset 0); the next read-write open or h5recover materializes.
   bool materialize_at_close = true;
@@ -223,9 +227,10 @@ class JournaledFile : private RecoveredImage {
   uint64_t protected_end() const { return std::max(committed_size_, journal_high_water_); }
   // Bytes of the journal, and of the data log.
   Status read_journal(uint64_t offset, std::span<std::byte> out);
-  Status read_data_log(uint64_t offset, std::span<std::byte> out);
-  // Opens the data log if it exists (read-write unless read-only).
-  Status open_data_log_if_present();
+  Status read_data_log(uint32_t log, uint64_t offset, std::span<std::byte> out);
+  // Data log `log`, opened on first use (read-write unless read-only);
+  // nullptr if it does not exist.
+  Result<File*> data_log_file(uint32_t log);
   // Whether a committed DATA record's bytes in the data log match its CRC.
   Result<bool> data_matches(const Record& data);
   // Salvage: the data log's own DATA records of transactions [first, last].
@@ -237,7 +242,7 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<File> base_;
   std::unique_ptr<File> journal_;
   std::unique_ptr<JournalWriter> writer_;
-  std::unique_ptr<File> data_log_;          // <journal>.data: raw data in RawMode::kLog
+  std::vector<std::unique_ptr<File>> data_logs_;  // by number; [opts_.data_log] is this handle's
   std::unique_ptr<JournalWriter> data_writer_;
   JournalOptions opts_;
   bool read_only_;

@@ -5,9 +5,9 @@
 
 namespace h5j {
 
-void RawLayer::insert(const RawPattern& pattern, uint64_t src) {
+void RawLayer::insert(const RawPattern& pattern, uint32_t log, uint64_t src) {
   uint32_t id = uint32_t(extents_.size());
-  extents_.push_back({pattern, src});
+  extents_.push_back({pattern, src, log});
   data_bytes_ += pattern.bytes();
   // Runs come in address order, so each window is met in one stretch.
   uint64_t last = UINT64_MAX;
@@ -33,7 +33,8 @@ size_t RawLayer::memory_bytes() const {
   return bytes;
 }
 
-Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const ByteSource& source, ExtentMap* covered) const {
+Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
+                          ExtentMap* covered) const {
   uint64_t end = addr + out.size();
   if (out.empty() || extents_.empty()) return Status::ok();
   // The extents touching the range, oldest first.
@@ -54,7 +55,7 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const ByteSou
     });
     if (first == UINT64_MAX) continue;
     scratch.resize(last - first);
-    H5J_RETURN_IF_ERROR(source(e.src + first, scratch));
+    H5J_RETURN_IF_ERROR(source(e.log, e.src + first, scratch));
     e.pattern.for_each_run_in(addr, end, [&](uint64_t a, uint64_t n, uint64_t packed) {
       std::memcpy(out.data() + (a - addr), scratch.data() + (packed - first), n);
       if (covered != nullptr) covered->insert(a, n, a);

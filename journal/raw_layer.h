@@ -5,7 +5,8 @@
 // workload writes runs of a few hundred bytes: tens of bytes of index per
 // run.  So the layer keeps each extent as written, a RawPattern (one entry
 // for a whole strided block), in log order, plus a coarse address index
-// (1 MiB buckets -> the extents touching them).  Who wins on overlap is
+// (1 MiB buckets -> the extents touching them).  Extents may live in
+// several data logs (one per MPI rank), named by number.  Who wins on overlap is
 // decided when bytes are produced: extents are applied oldest first, so the
 // newest one's bytes are the ones left.
 //
@@ -28,10 +29,13 @@
 
 namespace h5j {
 
+// Reads bytes [offset, offset + out.size()) of data log `log`, exactly.
+using DataLogSource = std::function<Status(uint32_t log, uint64_t offset, std::span<std::byte> out)>;
+
 class RawLayer {
  public:
-  // The pattern's packed bytes are at data-log offset `src`.
-  void insert(const RawPattern& pattern, uint64_t src);
+  // The pattern's packed bytes are at offset `src` of data log `log`.
+  void insert(const RawPattern& pattern, uint32_t log, uint64_t src);
   void clear();
   bool empty() const { return extents_.empty(); }
   size_t extent_count() const { return extents_.size(); }
@@ -45,7 +49,8 @@ class RawLayer {
   // `source`; bytes no extent covers are left as they are.  If `covered`
   // is given, the covered ranges are added to it (as ranges mapped to
   // themselves, so adjacent ones merge).
-  Status lay_onto(uint64_t addr, std::span<std::byte> out, const ByteSource& source, ExtentMap* covered = nullptr) const;
+  Status lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
+                  ExtentMap* covered = nullptr) const;
 
   // Calls f(window_addr, window_len) for each aligned window of
   // kWindow bytes that some extent touches, in address order.
@@ -59,6 +64,7 @@ class RawLayer {
   struct Extent {
     RawPattern pattern;
     uint64_t src;
+    uint32_t log;
   };
   std::vector<Extent> extents_;                          // log order
   std::map<uint64_t, std::vector<uint32_t>> buckets_;   // window -> extents touching it, ascending

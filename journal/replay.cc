@@ -60,7 +60,7 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     if (!records) return records.status();
     uint64_t last = 0;
     for (const Record& r : *records) {
-      add_to_image(plan.raw, plan.overlay, r.pattern, r.data_offset);
+      add_to_image(plan.raw, plan.overlay, r.pattern, r.data_log, r.data_offset);
       plan.bytes_to_apply += r.write.length;
       ++plan.rebuilt_extents;
       if (r.header.txn != last) ++plan.rebuilt_txns;
@@ -82,7 +82,7 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       return Status::ok();
     }
     for (const Record& w : t.writes) {
-      if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_offset);
+      if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_log, w.data_offset);
       else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
       else plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
       if (w.header.type != RecordType::kZero) plan.bytes_to_apply += w.write.length;
@@ -159,10 +159,10 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   return plan;
 }
 
-void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint64_t data_log_offset) {
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset) {
   if (overlay.intersects(data.addr, data.end()))
     data.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { overlay.erase(a, n); });
-  raw.insert(data, data_log_offset);
+  raw.insert(data, log, offset);
 }
 
 namespace {
@@ -206,7 +206,7 @@ class RunWriter {
 
 // Each window of the layer is laid onto a staging buffer, and the ranges
 // its extents cover are written from there.
-Status apply_raw(const RawLayer& raw, uint64_t logical_size, const ByteSource& data_log, RunWriter& out) {
+Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource& data_log, RunWriter& out) {
   std::vector<std::byte> stage;
   ExtentMap covered;
   Status status;
@@ -250,7 +250,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 }  // namespace
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const ByteSource& data_log, File& base, const Progress& progress) {
+                   const DataLogSource& data_log, File& base, const Progress& progress) {
   RunWriter out(base, progress);
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
   H5J_RETURN_IF_ERROR(out.flush());  // the overlay's writes land over these

@@ -80,13 +80,13 @@ using Progress = std::function<void(uint64_t done)>;
 // (erasing what `overlay` holds there, which it supersedes), any other to
 // `overlay`.  The one way both replay and the live writer build an image,
 // so its invariant (raw_layer.h) holds in both.
-void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint64_t data_log_offset);
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset);
 
 // Writes the image into `base` in address order, adjacent bytes coalesced
 // into large writes: first the data-log extents of `raw`, then the journal
 // bytes of `overlay` over them; then sets the size to `logical_size`.  Does
 // not sync.  Idempotent: applying the same plan twice gives the same file.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const ByteSource& data_log, File& base, const Progress& progress = nullptr);
+                   const DataLogSource& data_log, File& base, const Progress& progress = nullptr);
 
 }  // namespace h5j

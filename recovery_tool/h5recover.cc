@@ -230,8 +230,9 @@ Outcome recover(const Options& o) {
     opts.journal_path = o.output + ".jnl";
     if (Status s = copy_file(o.file, target); !s) return fail(kExitIoError, s.message());
     if (Status s = copy_file(journal, opts.journal_path); !s) return fail(kExitIoError, s.message());
-    if (posix_filesystem().exists(data_log_path_for(journal))) {
-      Status s = copy_file(data_log_path_for(journal), data_log_path_for(opts.journal_path));
+    // The data logs, numbered without gaps (one per MPI rank that wrote).
+    for (uint32_t n = 0; posix_filesystem().exists(data_log_path_for(journal, n)); ++n) {
+      Status s = copy_file(data_log_path_for(journal, n), data_log_path_for(opts.journal_path, n));
       if (!s) return fail(kExitIoError, s.message());
     }
   }

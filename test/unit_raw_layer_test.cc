@@ -119,21 +119,24 @@ TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves
   std::mt19937 rng(11);
   for (int round = 0; round < 200; ++round) {
     RawLayer layer;
-    std::vector<std::byte> log;                   // the data log
+    std::vector<std::byte> logs[2];               // two data logs (two MPI ranks')
     std::map<uint64_t, std::byte> model;          // file byte -> newest value
     for (int i = int(rng() % 12) + 1; i > 0; --i) {
       RawPattern p = random_pattern(rng);
       if (rng() % 4 == 0) p.addr += uint64_t(rng() % 4) << 20;  // several windows
+      uint32_t n_log = rng() % 2;
+      auto& log = logs[n_log];
       uint64_t src = log.size();
       for (uint64_t b = 0; b < p.bytes(); ++b) log.push_back(std::byte(rng()));
       p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
         for (uint64_t b = 0; b < n; ++b) model[a + b] = log[src + packed + b];
       });
-      layer.insert(p, src);
+      layer.insert(p, n_log, src);
     }
-    auto source = [&](uint64_t off, std::span<std::byte> out) {
-      REQUIRE(off + out.size() <= log.size());
-      std::memcpy(out.data(), log.data() + off, out.size());
+    auto source = [&](uint32_t n_log, uint64_t off, std::span<std::byte> out) {
+      REQUIRE(n_log < 2);
+      REQUIRE(off + out.size() <= logs[n_log].size());
+      std::memcpy(out.data(), logs[n_log].data() + off, out.size());
       return Status::ok();
     };
     for (int q = 0; q < 20; ++q) {

@@ -332,7 +332,7 @@ herr_t journal_delete(const char* name, hid_t fapl) {
   Status s = fs.remove(name);
   std::string journal = journal_path_for(name, config->values);
   if (s) s = fs.remove(journal);
-  if (s) s = fs.remove(data_log_path_for(journal));
+  for (uint32_t n = 0; s && fs.exists(data_log_path_for(journal, n)); ++n) s = fs.remove(data_log_path_for(journal, n));
   if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
   return 0;
 }
