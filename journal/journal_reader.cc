@@ -102,6 +102,13 @@ Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std
   return unmask_crc(h.masked_crc) == crc;
 }
 
+Status JournalReader::refresh() {
+  auto size = file_.size();
+  if (!size) return size.status();
+  file_size_ = *size;
+  return Status::ok();
+}
+
 Result<std::optional<Record>> JournalReader::next() {
   if (offset_ + kRecordHeaderSize > file_size_) return stop(StreamEnd::kEndOfFile);
   alignas(8) std::byte hdr[kRecordHeaderSize];

@@ -62,6 +62,10 @@ class JournalReader {
   uint64_t end_offset() const { return offset_; }
   std::string end_detail() const;
 
+  // Takes in what was appended to the journal since open (a follower
+  // reading the tail of a journal another process writes).
+  Status refresh();
+
   // Continues reading at `offset` (a record boundary found by resync).
   void seek(uint64_t offset) {
     offset_ = offset;

@@ -100,6 +100,11 @@ Status JournalWriter::sync() {
   return file_.wait_write(UINT64_MAX);
 }
 
+Status JournalWriter::publish() {
+  H5J_RETURN_IF_ERROR(submit(cur()));
+  return file_.wait_write(UINT64_MAX);
+}
+
 Status JournalWriter::comment(std::string_view text) {
   auto bytes = std::as_bytes(std::span(text.data(), std::min(text.size(), size_t(kMaxPayload))));
   return append_record(RecordType::kComment, {}, {&bytes, 1});

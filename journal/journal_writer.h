@@ -69,6 +69,10 @@ class JournalWriter {
   // `log` is this data log's number (format.h).
   Result<DataPayload> append_extent(uint64_t txn, uint32_t log, const RawPattern& pattern, Gather bytes);
   Status sync();
+  // Puts every record appended so far into the file (not durably), so that
+  // another process reading the journal sees them: the MPI owner publishes
+  // its records to the other ranks this way.
+  Status publish();
 
   // The journal bytes [offset, offset + out.size()), from a buffer that still
   // holds them or else from the file.

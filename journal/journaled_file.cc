@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "coding.h"
 #include "crc32c.h"
@@ -81,7 +82,9 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   auto size = f->base_->size();
   if (!size) return size.status();
   f->logical_size_ = f->committed_size_ = *size;
-  Status s = read_only ? f->open_for_read() : f->open_for_write(truncates(access));
+  Status s = read_only ? f->open_for_read()
+             : f->follower() ? f->open_as_follower()
+                             : f->open_for_write(truncates(access));
   if (!s) return s;
   return f;
 }
@@ -370,7 +373,10 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
   writer_ = std::move(*w);
-  return opts_.raw_mode != RawMode::kInPlace ? start_data_log(h, !reused) : Status::ok();
+  // Under MPI every rank keeps a data log, numbered by rank, rank 0's too:
+  // the numbers must have no gaps (data_log_records, h5recover).
+  bool data_log = opts_.raw_mode != RawMode::kInPlace || opts_.role == Role::kMpiOwner;
+  return data_log ? start_data_log(h, !reused) : Status::ok();
 }
 
 // The data log shares the journal's generation and salt, so its records of
@@ -413,8 +419,12 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
   // Without the journal a read could miss committed bytes: refuse rather than
   // serve a wrong view.  (HDF5 never reads through its tentative handle.)
   if (report_.passive) return busy_error();
-  Status status;
-  uint64_t visible = addr >= logical_size_ ? 0 : std::min<uint64_t>(out.size(), logical_size_ - addr);
+  Status status = follower() ? catch_up() : Status::ok();
+  if (!status) return fail(status);
+  // Under MPI no rank knows the size the others' writes reached: HDF5
+  // reads below its EOA, and the file's own end zero-fills the rest.
+  uint64_t limit = opts_.role != Role::kSerial ? UINT64_MAX : logical_size_;
+  uint64_t visible = addr >= limit ? 0 : std::min<uint64_t>(out.size(), limit - addr);
   overlay_.for_each_piece(addr, visible, [&](uint64_t a, uint64_t n, std::optional<uint64_t> src) {
     if (!status) return;
     auto dst = out.subspan(a - addr, n);
@@ -453,7 +463,12 @@ constexpr size_t kEarlyWritebackMin = 1 << 20;
 
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   if (Status s = start_write(data.size()); !s || data.empty()) return s;
-  return write_by_rule(addr, data, tag, opts_.inplace_min_bytes);
+  if (follower()) {
+    RawPiece piece{addr, data};
+    return follower_write({&piece, 1});
+  }
+  H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
+  return publish();
 }
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
@@ -482,7 +497,9 @@ Status JournaledFile::start_write(size_t bytes) {
   if (!failed_.is_ok()) return failed_;
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");
   if (report_.passive) return busy_error();
-  return bytes == 0 ? Status::ok() : begin_transaction();  // nothing to write: no transaction
+  // Nothing to write: no transaction.  A follower's writes are in the
+  // owner's transaction, which only the owner opens.
+  return bytes == 0 || follower() ? Status::ok() : begin_transaction();
 }
 
 Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
@@ -520,6 +537,12 @@ constexpr uint64_t kMaxExtentBytes = 64 << 20;
 Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) {
   uint64_t total = total_bytes(pieces);
   if (Status s = start_write(total); !s || total == 0) return s;
+  if (follower()) return follower_write(pieces);
+  H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
+  return publish();
+}
+
+Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
   if (opts_.raw_mode == RawMode::kInPlace) return write_windows(pieces, tag);
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
   // kAuto: large pieces in new space in place, runs of the others to the log.
@@ -612,9 +635,10 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   assert(data_writer_);
-  auto index = data_writer_->append_extent(writer_->open_txn(), opts_.data_log, pattern, bytes);
+  auto index = data_writer_->append_extent(current_txn(), opts_.data_log, pattern, bytes);
   if (!index) return fail(index.status());
-  if (Status s = writer_->append_data(*index); !s) return fail(s);
+  if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
+  else if (Status s = writer_->append_data(*index); !s) return fail(s);
   add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
   stats_.raw_bytes_logged += pattern.bytes();
   stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
@@ -642,7 +666,16 @@ Status JournaledFile::begin_transaction() {
 
 Status JournaledFile::set_size(uint64_t size) {
   if (!failed_.is_ok()) return failed_;
+  if (follower()) {  // the owner sizes the file
+    logical_size_ = size;
+    return Status::ok();
+  }
   if (read_only_ || !writer_ || size == logical_size_) return Status::ok();
+  H5J_RETURN_IF_ERROR(resize(size));
+  return publish();
+}
+
+Status JournaledFile::resize(uint64_t size) {
   uint64_t old_size = logical_size_;
   logical_size_ = size;
   dirty_ = true;
@@ -692,6 +725,7 @@ Status JournaledFile::fail(Status s) {
 }
 
 Status JournaledFile::commit() {
+  if (follower()) return Status(Code::kInvalid, "an MPI follower commits through the owner (prepare_commit)");
   H5J_RETURN_IF_ERROR(commit_transaction());
   // Both logs count: a checkpoint also bounds the data log and the raw
   // index, whose memory grows with the DATA records in the journal.
@@ -794,6 +828,10 @@ Status JournaledFile::close_in_log_form() {
 Status JournaledFile::close() {
   if (closed_) return Status::ok();
   closed_ = true;
+  if (follower()) {  // the owner commits, materializes and removes every log
+    data_writer_.reset();
+    return failed_;
+  }
   if (!failed_.is_ok()) return failed_;  // the journal keeps the last commit
   if (!writer_) return Status::ok();     // read-only or passive: nothing to do
   if (!opts_.materialize_at_close) return close_in_log_form();
@@ -821,13 +859,138 @@ Status JournaledFile::close() {
   data_logs_.clear();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
-  // The data log only once the journal's removal is durable: a journal
-  // whose data log is gone cannot be replayed (the crash-state explorer
-  // found this order).  A data log left alone is emptied by the next
-  // session that journals this file, and removed at its close.
-  std::string data_log = data_log_path_for(opts_.journal_path, opts_.data_log);
-  if (!opts_.fs->exists(data_log)) return Status::ok();
-  H5J_RETURN_IF_ERROR(opts_.fs->remove(data_log));
-  return durable ? opts_.fs->sync_dir(data_log) : Status::ok();
+  return remove_data_logs();
+}
+
+// Only once the journal's removal is durable: a journal whose data log is
+// gone cannot be replayed (the crash-state explorer found this order).  A
+// data log left alone is emptied by the next session that journals this
+// file, and removed at its close.  Under MPI the owner removes every
+// rank's, after the last commit that needed them.
+Status JournaledFile::remove_data_logs() {
+  bool removed = false;
+  for (uint32_t n = 0; opts_.fs->exists(data_log_path_for(opts_.journal_path, n)); ++n) {
+    H5J_RETURN_IF_ERROR(opts_.fs->remove(data_log_path_for(opts_.journal_path, n)));
+    removed = true;
+  }
+  return removed && opts_.ring.durable ? opts_.fs->sync_dir(data_log_path_for(opts_.journal_path)) : Status::ok();
+}
+
+// --- MPI: the owner and its followers (docs/design.md §10) -------------------
+
+Status JournaledFile::publish() {
+  if (opts_.role != Role::kMpiOwner || !writer_) return Status::ok();
+  if (Status s = writer_->publish(); !s) return fail(s);
+  return Status::ok();
+}
+
+uint64_t JournaledFile::current_txn() const { return follower() ? followed_txn_ : writer_->open_txn(); }
+
+// The owner opened (and recovered) the file before any follower opens it,
+// so the journal and its header are there.  A follower takes no lock: the
+// owner holds the journal's.
+Status JournaledFile::open_as_follower() {
+  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!journal) return journal.status();
+  journal_ = std::move(*journal);
+  return follow_generation();
+}
+
+Status JournaledFile::follow_generation() {
+  auto reader = JournalReader::open(*journal_);
+  if (!reader) return reader.status();
+  tail_ = std::move(*reader);
+  const JournalHeader& h = tail_->header();
+  raw_.clear();
+  overlay_.clear();
+  pending_index_.clear();
+  journal_high_water_ = 0;
+  committed_size_ = std::max(committed_size_, h.base_size);
+  followed_txn_ = h.first_txn;
+  data_writer_.reset();  // its writes done before the log is emptied
+  H5J_RETURN_IF_ERROR(start_data_log(h, /*fresh=*/true));
+  return catch_up();
+}
+
+// Records of the owner's open transaction count too: HDF5 reads metadata
+// that rank 0 wrote right after a sync point, before any commit.  A record
+// not yet whole (the owner is writing it) ends the pass; the next starts
+// there again.
+Status JournaledFile::catch_up() {
+  H5J_RETURN_IF_ERROR(tail_->refresh());
+  for (;;) {
+    auto rec = tail_->next();
+    if (!rec) return rec.status();
+    if (!rec->has_value()) return Status::ok();
+    apply_followed(**rec);
+  }
+}
+
+void JournaledFile::apply_followed(const Record& r) {
+  switch (r.header.type) {
+    case RecordType::kBegin: followed_txn_ = r.header.txn; return;
+    case RecordType::kCommit:
+      committed_size_ = r.commit.logical_size;
+      followed_txn_ = r.header.txn + 1;
+      return;
+    case RecordType::kComment: return;
+    case RecordType::kWrite: overlay_.insert(r.write.address, r.write.length, r.data_offset); break;
+    case RecordType::kZero: overlay_.insert(r.write.address, r.write.length, ExtentMap::kZeroSource); break;
+    case RecordType::kData:
+      // This rank's own were in its image from the moment it wrote them.
+      if (r.data_log != opts_.data_log) add_to_image(raw_, overlay_, r.pattern, r.data_log, r.data_offset);
+      break;
+  }
+  journal_high_water_ = std::max(journal_high_water_, r.write.address + r.write.length);
+}
+
+Status JournaledFile::follower_write(std::span<const RawPiece> pieces) {
+  if (Status s = catch_up(); !s) return fail(s);
+  uint64_t floor = protected_end();
+  size_t from = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].addr < floor) continue;
+    H5J_RETURN_IF_ERROR(append_raw(pieces.subspan(from, i - from)));
+    if (Status s = base_->write_at(pieces[i].addr, pieces[i].bytes); !s) return fail(s);
+    inplace_unsynced_ = true;
+    from = i + 1;
+  }
+  return append_raw(pieces.subspan(from));
+}
+
+Result<std::vector<DataPayload>> JournaledFile::prepare_commit() {
+  if (!failed_.is_ok()) return failed_;
+  if (opts_.ring.durable && inplace_unsynced_) {
+    if (Status s = base_->sync_data(); !s) return fail(s);
+  }
+  inplace_unsynced_ = false;
+  if (data_unsynced_) {
+    if (Status s = data_writer_->sync(); !s) return fail(s);
+    data_unsynced_ = false;
+  }
+  return std::exchange(pending_index_, {});
+}
+
+Status JournaledFile::commit_with(std::span<const DataPayload> followers, bool closing) {
+  if (!failed_.is_ok()) return failed_;
+  if (!followers.empty() && writer_) {
+    H5J_RETURN_IF_ERROR(begin_transaction());
+    for (const DataPayload& d : followers) {
+      if (Status s = writer_->append_data(d); !s) return fail(s);
+      add_to_image(raw_, overlay_, d.pattern, d.log, d.log_offset);
+      journal_high_water_ = std::max(journal_high_water_, d.pattern.end());
+    }
+    dirty_ = true;
+  }
+  return closing ? close() : commit();
+}
+
+Status JournaledFile::finish_commit() {
+  if (!failed_.is_ok()) return failed_;
+  auto reader = JournalReader::open(*journal_);
+  if (!reader) return fail(reader.status());
+  bool new_generation = (*reader)->header().generation != tail_->header().generation;
+  Status s = new_generation ? follow_generation() : catch_up();
+  return s ? s : fail(s);
 }
 }  // namespace h5j

@@ -67,6 +67,13 @@ inline std::string data_log_path_for(const std::string& journal_path, uint32_t l
   return journal_path + ".data" + (log == 0 ? std::string() : "." + std::to_string(log));
 }
 
+// Who a handle is among the processes writing one file (docs/design.md §10).
+enum class Role {
+  kSerial,       // the only writer
+  kMpiOwner,     // MPI rank 0: owns the journal, publishes its records as it appends them
+  kMpiFollower,  // any other rank: follows the journal's tail, keeps its own data log
+};
+
 struct JournalOptions {
   std::string journal_path;
   // The file name the journal records (its base name); empty: the file's own.
@@ -81,6 +88,7 @@ struct JournalOptions {
   uint64_t inplace_min_bytes = uint64_t(64) << 10;
   RawMode raw_mode = RawMode::kInPlace;
   uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
+  Role role = Role::kSerial;
   // false: close leaves the file in log form (journal, data log, and the
   // guard at offset 0); the next read-write open or h5recover materializes.
   bool materialize_at_close = true;
@@ -166,6 +174,17 @@ class JournaledFile : private RecoveredImage {
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();
 
+  // --- a commit across MPI ranks (docs/design.md §10) ---
+  // Follower: makes this rank's in-place writes and data log durable and
+  // hands over the DATA records the owner must commit for it.
+  Result<std::vector<DataPayload>> prepare_commit();
+  // Owner: commit() with the followers' DATA records in the transaction;
+  // with `closing`, close() instead.
+  Status commit_with(std::span<const DataPayload> followers, bool closing);
+  // Follower, after the owner's outcome: follows the journal into its new
+  // generation if the commit checkpointed.
+  Status finish_commit();
+
   const OpenReport& report() const { return report_; }
   // What this session has done (H5Fget_journal_stats).
   struct Stats {
@@ -191,6 +210,23 @@ class JournaledFile : private RecoveredImage {
 
   Status open_for_read();
   Status open_for_write(bool truncated);
+  Status open_as_follower();
+  // Follower: starts following the journal's current generation.
+  Status follow_generation();
+  // Follower: applies the journal's records appended since the last call.
+  Status catch_up();
+  void apply_followed(const Record& r);
+  // Follower: a write, in place at or above the protected end, else to
+  // this rank's data log.
+  Status follower_write(std::span<const RawPiece> pieces);
+  bool follower() const { return opts_.role == Role::kMpiFollower; }
+  // The transaction a data-log record belongs to.
+  uint64_t current_txn() const;
+  // Owner: puts the records appended by this call where followers read them.
+  Status publish();
+  // Removes the data logs 0, 1, ... (every rank's), once the journal's
+  // removal is durable.
+  Status remove_data_logs();
   Status start_writing();
   // kMissing if the file is bound to a journal that does not exist.
   Status check_not_missing();
@@ -210,6 +246,10 @@ class JournaledFile : private RecoveredImage {
   // Raw pieces sorted by address, gathered into windows (read, patched,
   // written back), each written by the rule.
   Status write_windows(std::span<const RawPiece> pieces, uint32_t tag);
+  // write_raw's choice by RawMode.
+  Status write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag);
+  // set_size's work (the owner's or a serial writer's).
+  Status resize(uint64_t size);
   // Raw pieces into the data log, as few patterns as their layout allows.
   Status append_raw(std::span<const RawPiece> pieces);
   Status append_pattern(const RawPattern& pattern, Gather bytes);
@@ -250,6 +290,9 @@ class JournaledFile : private RecoveredImage {
   OpenReport report_;
   std::optional<ReplayPlan> plan_;
   std::vector<std::byte> check_buffer_;  // data_matches' reads
+  std::unique_ptr<JournalReader> tail_;   // follower: the journal, read as it grows
+  uint64_t followed_txn_ = 0;             // follower: the transaction the owner has open (or will)
+  std::vector<DataPayload> pending_index_;  // follower: DATA records for the owner's next commit
 
   RawLayer raw_;                      // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)

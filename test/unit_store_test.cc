@@ -507,3 +507,70 @@ TEST_CASE("salvage rebuilds a transaction's raw data from the data log when its 
     CHECK(test::read_file(path) == all);
   }
 }
+
+// The MPI commit protocol without MPI: an owner and a follower handle on one
+// file, as rank 0 and rank 1 would hold them.
+TEST_CASE("an MPI follower sees the owner's records at once, and its own raw data commits through the owner") {
+  TempDir dir;
+  std::string path = dir.path("mpi.h5"), jpath = path + ".jnl";
+  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
+  owner_opts.role = Role::kMpiOwner;
+  owner_opts.inplace_min_bytes = 64 << 10;
+  auto follower_opts = owner_opts;
+  follower_opts.role = Role::kMpiFollower;
+  follower_opts.data_log = 1;
+  auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
+  REQUIRE(owner);
+  auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
+  REQUIRE(follower);
+  CHECK(posix_filesystem().exists(data_log_path_for(jpath, 0)));
+  CHECK(posix_filesystem().exists(data_log_path_for(jpath, 1)));
+
+  // Metadata by the owner, journaled: the follower reads it before any commit.
+  std::vector<std::byte> meta(3000, std::byte(7));
+  REQUIRE((*owner)->write(0, meta, 1));
+  std::vector<std::byte> seen(3000);
+  REQUIRE((*follower)->read(0, seen));
+  CHECK(seen == meta);
+  // Raw data by the follower in new space goes in place; the owner reads it.
+  std::vector<std::byte> raw(100000, std::byte(5));
+  REQUIRE((*follower)->write_raw(8192, raw, 6));
+  std::vector<std::byte> back(100000);
+  REQUIRE((*owner)->read(8192, back));
+  CHECK(back == raw);
+
+  auto commit = [&]() {
+    auto index = (*follower)->prepare_commit();
+    REQUIRE(index);
+    REQUIRE((*owner)->set_size(8192 + 100000));
+    REQUIRE((*owner)->commit_with(*index, false));
+    REQUIRE((*follower)->finish_commit());
+  };
+  commit();
+  // An overwrite of committed raw data by the follower: into its data log,
+  // visible to itself at once and to the owner once committed.
+  std::vector<std::byte> over(500, std::byte(9));
+  REQUIRE((*follower)->write_raw(8192 + 1000, over, 6));
+  REQUIRE((*follower)->read(8192 + 1000, std::span(seen.data(), 500)));
+  CHECK(std::equal(over.begin(), over.end(), seen.begin()));
+  commit();
+  REQUIRE((*owner)->read(8192 + 1000, std::span(back.data(), 500)));
+  CHECK(std::equal(over.begin(), over.end(), back.begin()));
+  // An uncommitted overwrite, then a crash of both.
+  std::vector<std::byte> lost(500, std::byte(1));
+  REQUIRE((*follower)->write_raw(8192 + 1000, lost, 6));
+  owner = Status(Code::kIoError, "crashed");
+  follower = Status(Code::kIoError, "crashed");
+
+  auto recovered = JournaledFile::open(path, Access::kReadWrite, options(jpath, IoEngine::kSync, 64 << 20));
+  REQUIRE(recovered);
+  CHECK((*recovered)->report().replayed_txns == 2);
+  std::vector<std::byte> expected(8192 + 100000, std::byte(0));
+  std::copy(meta.begin(), meta.end(), expected.begin());
+  std::copy(raw.begin(), raw.end(), expected.begin() + 8192);
+  std::copy(over.begin(), over.end(), expected.begin() + 8192 + 1000);
+  CHECK(read_all(**recovered) == expected);
+  REQUIRE((*recovered)->close());
+  CHECK(test::read_file(path) == expected);
+  CHECK(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
+}
