@@ -184,6 +184,9 @@ class JournaledFile : private RecoveredImage {
   // Follower, after the owner's outcome: follows the journal into its new
   // generation if the commit checkpointed.
   Status finish_commit();
+  // Enters fail-stop with `why` (a commit that another rank could not
+  // prepare): the file stays at its last commit.
+  Status fail_stop(Status why) { return fail(std::move(why)); }
 
   const OpenReport& report() const { return report_; }
   // What this session has done (H5Fget_journal_stats).

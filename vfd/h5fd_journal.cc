@@ -21,6 +21,7 @@
 #include "recovery.h"
 #include "h5journal.h"
 #include "journaled_file.h"
+#include "mpi_session.h"
 #include "posix_file.h"
 #include "superblock.h"
 
@@ -50,7 +51,11 @@ struct JournalDriverFile {
   haddr_t eoa = 0;
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
+  std::unique_ptr<MpiSession> mpi;  // null: opened serially
 };
+
+// A commit: the file's own, or the ranks' collective one.
+Status commit(JournalDriverFile& f) { return f.mpi ? f.mpi->commit(*f.file, false) : f.file->commit(); }
 
 JournalDriverFile* self(H5FD_t* f) { return reinterpret_cast<JournalDriverFile*>(f); }
 const JournalDriverFile* self(const H5FD_t* f) { return reinterpret_cast<const JournalDriverFile*>(f); }
@@ -129,6 +134,43 @@ Access access_for(unsigned flags) {
 
 // --- callbacks ------------------------------------------------------------------
 
+// Under MPI, metadata is written by rank 0 alone (PROCESS_0_ONLY): its
+// journal records are then the only metadata, and the other ranks read
+// them from the journal (docs/design.md §10).  As the subfiling driver
+// does, the strategy is set on the FAPL in open, before HDF5 reads it.
+Status write_metadata_from_rank0_only(hid_t fapl) {
+  H5AC_cache_config_t config;
+  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(fapl, &config) < 0 ||
+      (config.metadata_write_strategy = H5AC_METADATA_WRITE_STRATEGY__PROCESS_0_ONLY,
+       H5Pset_mdc_config(fapl, &config) < 0))
+    return Status(Code::kInvalid, "cannot set the metadata write strategy PROCESS_0_ONLY on the FAPL");
+  return Status::ok();
+}
+
+// Opens one rank's handle: rank 0 (or a serial writer) as the file's owner,
+// any other rank as a follower, once rank 0 has opened and recovered.
+Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access access, JournalOptions opts,
+                                                      const MpiSession* mpi) {
+  bool follower = mpi != nullptr && mpi->rank() != 0;
+  FileSystem& fs = *opts.fs;
+  if (mpi != nullptr && access != Access::kReadOnly) {
+    opts.role = follower ? Role::kMpiFollower : Role::kMpiOwner;
+    opts.data_log = uint32_t(mpi->rank());
+  }
+  Status checked;
+  if (!follower && !truncates(access) && !fs.exists(opts.journal_path))
+    checked = check_unjournaled_file_is_clean(fs, name, opts.journal_path);
+  Result<std::unique_ptr<JournaledFile>> file = checked ? JournaledFile::open(name, access, opts) : checked;
+  if (mpi == nullptr || access == Access::kReadOnly) return file;
+  Status owner = mpi->agree(follower ? Status::ok() : file.status());
+  if (!owner) return owner;
+  if (follower) file = JournaledFile::open(name, Access::kReadWrite, opts);
+  Status all = mpi->agree(file.status());
+  if (!all) return all;
+  return file;
+}
+
 H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   return guarded("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
     static const char* fn = "H5FD_journal_open";
@@ -137,13 +179,12 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    JournalOptions opts = journal_options_for(name, config->values, fs);
-    Access access = access_for(flags);
-    if (!truncates(access) && !fs.exists(opts.journal_path)) {
-      if (Status s = check_unjournaled_file_is_clean(fs, name, opts.journal_path); !s)
-        return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
+    auto mpi = MpiSession::from_fapl(fapl);
+    if (!mpi) return push_error(fn, H5E_CANTOPENFILE, mpi.status().message()), nullptr;
+    if (*mpi) {
+      if (Status s = write_metadata_from_rank0_only(fapl); !s) return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
     }
-    auto file = JournaledFile::open(name, access, opts);
+    auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), mpi->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
     auto id = fs.id(name);
     if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
@@ -152,6 +193,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     f->config = config->values;
     f->config_from_string = config->from_string;
     f->id = *id;
+    f->mpi = std::move(*mpi);
     return &f->pub;
   });
 }
@@ -159,7 +201,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
 herr_t journal_close(H5FD_t* file) {
   return guarded("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
     std::unique_ptr<JournalDriverFile> f(self(file));
-    Status s = f->file->close();
+    Status s = f->mpi ? f->mpi->commit(*f->file, /*closing=*/true) : f->file->close();
     if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
     return 0;
   });
@@ -170,14 +212,16 @@ int journal_cmp(const H5FD_t* a, const H5FD_t* b) {
   return order < 0 ? -1 : order > 0 ? 1 : 0;
 }
 
-herr_t journal_query(const H5FD_t*, unsigned long* flags) {
+herr_t journal_query(const H5FD_t* file, unsigned long* flags) {
   // The same choices as sec2 (aggregation, metadata accumulation, sieving),
   // plus DEFAULT_VFD_COMPATIBLE because a closed file is a canonical HDF5
   // file.  Not POSIX_COMPAT_HANDLE: writing through the descriptor would
-  // bypass the journal.
-  if (flags != nullptr)
-    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
-             H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+  // bypass the journal.  Under MPI, mpio's choices: no accumulation or
+  // sieving (each rank would hold its own stale copy), and HAS_MPI.
+  if (flags == nullptr) return 0;
+  *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+  if (file != nullptr && self(file)->mpi) *flags |= H5FD_FEAT_HAS_MPI;
+  else *flags |= H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE;
   return 0;
 }
 
@@ -296,7 +340,7 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
     JournalDriverFile* f = self(file);
     if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
     f->commit_pending = false;
-    Status s = f->file->commit();
+    Status s = commit(*f);
     if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, "commit failed: " + s.message());
     return 0;
   });
@@ -313,12 +357,16 @@ herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
 }
 
 herr_t journal_lock(H5FD_t* file, hbool_t rw) {
+  // Under MPI the journal's lock, held by rank 0, keeps other processes
+  // out; a lock per rank on the file would make the ranks exclude each other.
+  if (self(file)->mpi) return 0;
   Status s = self(file)->file->base().try_lock(rw ? LockMode::kExclusive : LockMode::kShared);
   if (!s) return push_error("H5FD_journal_lock", H5E_CANTLOCKFILE, "unable to lock the file: " + s.message());
   return 0;
 }
 
 herr_t journal_unlock(H5FD_t* file) {
+  if (self(file)->mpi) return 0;
   Status s = self(file)->file->base().unlock();
   if (!s) return push_error("H5FD_journal_unlock", H5E_CANTUNLOCKFILE, s.message());
   return 0;
@@ -352,6 +400,24 @@ void* journal_fapl_copy(const void* fapl) {
 
 herr_t journal_fapl_free(void* fapl) {
   std::free(fapl);
+  return 0;
+}
+
+// The MPI queries HDF5 makes of a driver with H5FD_FEAT_HAS_MPI, answered
+// as mpio answers them (H5FDmpio.c).
+herr_t journal_ctl(H5FD_t* file, uint64_t op, uint64_t flags, const void*, void** output) {
+  const MpiSession* mpi = self(file)->mpi.get();
+  bool mpi_op = op == H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE || op == H5FD_CTL_GET_MPI_INFO_OPCODE ||
+                op == H5FD_CTL_GET_MPI_RANK_OPCODE || op == H5FD_CTL_GET_MPI_SIZE_OPCODE;
+  if (mpi_op && mpi != nullptr && output != nullptr && *output != nullptr) {
+    if (op == H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE) **reinterpret_cast<MPI_Comm**>(output) = mpi->comm();
+    if (op == H5FD_CTL_GET_MPI_INFO_OPCODE) **reinterpret_cast<MPI_Info**>(output) = mpi->info();
+    if (op == H5FD_CTL_GET_MPI_RANK_OPCODE) **reinterpret_cast<int**>(output) = mpi->rank();
+    if (op == H5FD_CTL_GET_MPI_SIZE_OPCODE) **reinterpret_cast<int**>(output) = mpi->size();
+    return 0;
+  }
+  if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG)
+    return push_error("H5FD_journal_ctl", H5E_FCNTL, "unknown op code " + std::to_string(op));
   return 0;
 }
 
@@ -394,7 +460,7 @@ const H5FD_class_t kJournalClass = {
     journal_lock,
     journal_unlock,
     journal_delete,
-    nullptr,                    // ctl
+    journal_ctl,
     H5FD_FLMAP_DICHOTOMY,
 };
 

@@ -1,0 +1,140 @@
+// The parallel issue's raw-data patterns, written by every rank of an MPI
+// job through mpio or through the journal; test/mpi/same_as_mpio.sh runs it
+// both ways and compares the files with h5diff.
+//   - each rank's rows of a shared contiguous dataset, independent I/O;
+//   - the same with collective I/O;
+//   - a chunked dataset, collective; a compressed one, collective;
+//   - ranks writing different amounts, rank 1 none;
+// then a commit (H5Fflush), and overwrites of committed data by every rank
+// (a follower's go to its own data log), and close.
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "h5journal.h"
+
+namespace {
+
+int rank = 0, nranks = 1;
+
+void must(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "parallel_patterns (rank %d): %s failed\n", rank, what);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+constexpr hsize_t kRows = 16, kCols = 64;
+
+// Writes this rank's rows [rank * kRows, +kRows) of `name` with values from `base`.
+void write_rows(hid_t f, const char* name, hid_t dxpl, int base) {
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  must(ds >= 0, name);
+  hid_t fs = H5Dget_space(ds);
+  hsize_t start[2] = {hsize_t(rank) * kRows, 0}, count[2] = {kRows, kCols};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  hid_t ms = H5Screate_simple(2, count, nullptr);
+  std::vector<int> v(kRows * kCols);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = base + rank * 100000 + int(i);
+  must(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, dxpl, v.data()) >= 0, name);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+}
+
+void create_rows(hid_t f, const char* name, hid_t dcpl) {
+  hsize_t dims[2] = {hsize_t(nranks) * kRows, kCols};
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t ds = H5Dcreate2(f, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  must(ds >= 0, name);
+  H5Dclose(ds);
+  H5Sclose(space);
+}
+
+// Rank r writes (r + 1) * 100 elements, except rank 1, which writes none.
+void write_uneven(hid_t f, hid_t dxpl) {
+  auto share = [](int r) { return r == 1 ? hsize_t(0) : hsize_t(r + 1) * 100; };
+  hsize_t total = 0, offset = 0;
+  for (int r = 0; r < nranks; ++r) {
+    if (r < rank) offset += share(r);
+    total += share(r);
+  }
+  hid_t space = H5Screate_simple(1, &total, nullptr);
+  hid_t ds = H5Dcreate2(f, "uneven", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  must(ds >= 0, "create uneven");
+  hsize_t n = share(rank);
+  std::vector<int> v(n + 1);
+  for (hsize_t i = 0; i < n; ++i) v[i] = rank * 1000 + int(i);
+  hid_t ms = H5Screate_simple(1, &n, nullptr);
+  if (n == 0) {
+    H5Sselect_none(space);
+    H5Sselect_none(ms);
+  } else {
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &n, nullptr);
+  }
+  must(H5Dwrite(ds, H5T_NATIVE_INT, ms, space, dxpl, v.data()) >= 0, "write uneven");
+  H5Sclose(ms);
+  H5Sclose(space);
+  H5Dclose(ds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (argc != 3 || (std::strcmp(argv[2], "mpio") != 0 && std::strcmp(argv[2], "journal") != 0)) {
+    if (rank == 0) std::fprintf(stderr, "usage: parallel_patterns FILE mpio|journal\n");
+    MPI_Finalize();
+    return 2;
+  }
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (std::strcmp(argv[2], "mpio") == 0) {
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+  } else {
+    must(H5Pset_fapl_journal(fapl, nullptr) >= 0, "H5Pset_fapl_journal");
+    must(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_mpi_params");
+  }
+  hid_t f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  hid_t independent = H5Pcreate(H5P_DATASET_XFER), collective = H5Pcreate(H5P_DATASET_XFER);
+  H5Pset_dxpl_mpio(independent, H5FD_MPIO_INDEPENDENT);
+  H5Pset_dxpl_mpio(collective, H5FD_MPIO_COLLECTIVE);
+  hid_t chunked = H5Pcreate(H5P_DATASET_CREATE), compressed = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {kRows / 2, kCols};
+  H5Pset_chunk(chunked, 2, chunk);
+  H5Pset_chunk(compressed, 2, chunk);
+  H5Pset_deflate(compressed, 1);
+
+  create_rows(f, "independent", H5P_DEFAULT);
+  create_rows(f, "collective", H5P_DEFAULT);
+  create_rows(f, "chunked", chunked);
+  create_rows(f, "compressed", compressed);
+  write_rows(f, "independent", independent, 1);
+  write_rows(f, "collective", collective, 2);
+  write_rows(f, "chunked", collective, 3);
+  write_rows(f, "compressed", collective, 4);
+  write_uneven(f, collective);
+  must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+  // Overwrites of committed data, and a group made after the commit.
+  write_rows(f, "independent", independent, 5);
+  write_rows(f, "collective", collective, 6);
+  write_rows(f, "chunked", collective, 7);
+  H5Gclose(H5Gcreate2(f, "after_commit", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+  write_rows(f, "compressed", collective, 8);
+
+  H5Pclose(chunked);
+  H5Pclose(compressed);
+  H5Pclose(independent);
+  H5Pclose(collective);
+  must(H5Fclose(f) >= 0, "H5Fclose");
+  H5Pclose(fapl);
+  MPI_Finalize();
+  return 0;
+}

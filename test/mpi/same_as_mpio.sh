@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The parallel patterns through mpio and through the journal, at N ranks
+# (oversubscribing the cores), give files h5diff finds identical, and the
+# journal leaves no journal or data log behind.
+set -euo pipefail
+program=$1 h5diff=$2 work=$3 ranks=$4
+mkdir -p "$work"
+cd "$work"
+rm -f ./*.h5 ./*.jnl ./*.jnl.data*
+mpiexec -n "$ranks" "$program" mpio.h5 mpio
+mpiexec -n "$ranks" "$program" journal.h5 journal
+if ls journal.h5.jnl* 2>/dev/null; then echo "FAIL: journal or data log left behind"; exit 1; fi
+"$h5diff" -r mpio.h5 journal.h5
+echo "identical to mpio at $ranks ranks"
