@@ -134,6 +134,16 @@ int main(int argc, char** argv) {
   H5Pclose(independent);
   H5Pclose(collective);
   must(H5Fclose(f) >= 0, "H5Fclose");
+  // Read-only, collectively: every rank reads what rank 0's rows hold.
+  f = H5Fopen(argv[1], H5F_ACC_RDONLY, fapl);
+  must(f >= 0, "H5Fopen read-only");
+  hid_t ds = H5Dopen2(f, "independent", H5P_DEFAULT);
+  must(ds >= 0, "H5Dopen2 read-only");
+  std::vector<int> all(size_t(nranks) * kRows * kCols);
+  must(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) >= 0, "H5Dread");
+  must(all[0] == 5 && all[kRows * kCols] == 5 + 100000, "the committed overwrite read back");
+  H5Dclose(ds);
+  must(H5Fclose(f) >= 0, "H5Fclose read-only");
   H5Pclose(fapl);
   MPI_Finalize();
   return 0;
