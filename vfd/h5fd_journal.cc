@@ -179,7 +179,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    auto mpi = MpiSession::from_fapl(fapl);
+    auto mpi = MpiSession::from_fapl(fapl, config->from_string);
     if (!mpi) return push_error(fn, H5E_CANTOPENFILE, mpi.status().message()), nullptr;
     if (*mpi) {
       if (Status s = write_metadata_from_rank0_only(fapl); !s) return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;

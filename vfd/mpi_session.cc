@@ -7,7 +7,7 @@
 
 namespace h5j {
 
-Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl) {
+Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl, bool chosen_by_name) {
   int running = 0, finalized = 0;
   MPI_Initialized(&running);
   MPI_Finalized(&finalized);
@@ -17,6 +17,7 @@ Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl) {
   H5E_BEGIN_TRY { H5Pget_mpi_params(fapl, &comm, &info); }
   H5E_END_TRY
   // H5Pget_mpi_params hands out duplicates, which are ours to free.
+  if (comm == MPI_COMM_NULL && !chosen_by_name) return std::unique_ptr<MpiSession>();
   std::unique_ptr<MpiSession> s(new MpiSession());
   if (comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   s->comm_ = comm;

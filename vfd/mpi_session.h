@@ -18,9 +18,11 @@ namespace h5j {
 class MpiSession {
  public:
   // The FAPL's communicator (H5Pset_mpi_params), or MPI_COMM_WORLD when the
-  // driver was chosen by name and MPI is running.  nullptr when there is
-  // none, or a single rank: the file is then opened as a serial file.
-  static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl);
+  // driver was chosen by name (HDF5_DRIVER) and MPI is running.  nullptr
+  // when there is none, or a single rank: the file is then opened as a
+  // serial file.  (H5Pset_fapl_journal without a communicator stays serial,
+  // so rank 0 of an MPI program can still write a file alone.)
+  static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl, bool chosen_by_name);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

@@ -145,6 +145,16 @@ int main(int argc, char** argv) {
   H5Dclose(ds);
   must(H5Fclose(f) >= 0, "H5Fclose read-only");
   H5Pclose(fapl);
+  // Rank 0 alone writes a file of its own: without a communicator on the
+  // FAPL the journal stays serial (no collective step waits for the others).
+  if (rank == 0 && std::strcmp(argv[2], "journal") == 0) {
+    hid_t alone = H5Pcreate(H5P_FILE_ACCESS);
+    must(H5Pset_fapl_journal(alone, nullptr) >= 0, "H5Pset_fapl_journal (rank 0 alone)");
+    std::string name = std::string(argv[1]) + ".rank0.h5";
+    hid_t g = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, alone);
+    must(g >= 0 && H5Fclose(g) >= 0, "a file written by rank 0 alone");
+    H5Pclose(alone);
+  }
   MPI_Finalize();
   return 0;
 }
