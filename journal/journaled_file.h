@@ -154,6 +154,7 @@ class JournaledFile : private RecoveredImage {
   ~JournaledFile() override;
 
   Status read(uint64_t addr, std::span<std::byte> out) override;
+  // Metadata.  An MPI follower's are dropped: rank 0 writes all metadata.
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // Raw data, one vector write: pieces in the order HDF5 gives them.
   // Appended to the data log (RawMode::kLog, and kAuto for pieces that are
