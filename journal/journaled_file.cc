@@ -550,11 +550,18 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
   // kAuto: large pieces in new space in place, runs of the others to the log.
   uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
+  return log_all_but(
+      pieces, [&](const RawPiece& p) { return p.addr >= protected_end() && p.bytes.size() >= min; },
+      [&](const RawPiece& p) { return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes); });
+}
+
+Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
+                                  const std::function<Status(const RawPiece&)>& write_in_place) {
   size_t from = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
-    if (pieces[i].addr < protected_end() || pieces[i].bytes.size() < min) continue;
+    if (!in_place(pieces[i])) continue;
     H5J_RETURN_IF_ERROR(append_raw(pieces.subspan(from, i - from)));
-    H5J_RETURN_IF_ERROR(write_by_rule(pieces[i].addr, pieces[i].bytes, tag, opts_.inplace_min_bytes));
+    H5J_RETURN_IF_ERROR(write_in_place(pieces[i]));
     from = i + 1;
   }
   return append_raw(pieces.subspan(from));
@@ -754,22 +761,28 @@ Status JournaledFile::commit_transaction() {
       if (Status s = set_binding(); !s) return fail(s);
     }
   }
-  // In-place bytes must be durable before the COMMIT that covers them can be.
-  if (durable && (inplace_unsynced_ || !first_commit_done_)) {
-    Status s = first_commit_done_ ? base_->sync_data() : base_->sync_all();
-    if (!s) return fail(s);
-  }
-  inplace_unsynced_ = false;
-  // Likewise the data log before the COMMIT whose DATA records index it.
-  if (data_unsynced_) {
-    if (Status s = data_writer_->sync(); !s) return fail(s);
-    data_unsynced_ = false;
-  }
+  H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
   if (Status s = writer_->commit(logical_size_); !s) return fail(s);
   first_commit_done_ = true;
   committed_size_ = logical_size_;
   dirty_ = false;
   ++stats_.commits;
+  return Status::ok();
+}
+
+// In-place bytes must be durable before the COMMIT that covers them can be;
+// likewise the data log before the COMMIT whose DATA records index it.  The
+// first commit syncs the file whole (the binding attribute with it).
+Status JournaledFile::make_writes_durable(bool first_commit) {
+  if (opts_.ring.durable && (inplace_unsynced_ || first_commit)) {
+    Status s = first_commit ? base_->sync_all() : base_->sync_data();
+    if (!s) return fail(s);
+  }
+  inplace_unsynced_ = false;
+  if (data_unsynced_) {
+    if (Status s = data_writer_->sync(); !s) return fail(s);
+    data_unsynced_ = false;
+  }
   return Status::ok();
 }
 
@@ -950,27 +963,18 @@ void JournaledFile::apply_followed(const Record& r) {
 Status JournaledFile::follower_write(std::span<const RawPiece> pieces) {
   if (Status s = catch_up(); !s) return fail(s);
   uint64_t floor = protected_end();
-  size_t from = 0;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    if (pieces[i].addr < floor) continue;
-    H5J_RETURN_IF_ERROR(append_raw(pieces.subspan(from, i - from)));
-    if (Status s = base_->write_at(pieces[i].addr, pieces[i].bytes); !s) return fail(s);
-    inplace_unsynced_ = true;
-    from = i + 1;
-  }
-  return append_raw(pieces.subspan(from));
+  return log_all_but(
+      pieces, [&](const RawPiece& p) { return p.addr >= floor; },
+      [&](const RawPiece& p) {
+        if (Status s = base_->write_at(p.addr, p.bytes); !s) return fail(s);
+        inplace_unsynced_ = true;
+        return Status::ok();
+      });
 }
 
 Result<std::vector<DataPayload>> JournaledFile::prepare_commit() {
   if (!failed_.is_ok()) return failed_;
-  if (opts_.ring.durable && inplace_unsynced_) {
-    if (Status s = base_->sync_data(); !s) return fail(s);
-  }
-  inplace_unsynced_ = false;
-  if (data_unsynced_) {
-    if (Status s = data_writer_->sync(); !s) return fail(s);
-    data_unsynced_ = false;
-  }
+  H5J_RETURN_IF_ERROR(make_writes_durable(false));
   return std::exchange(pending_index_, {});
 }
 

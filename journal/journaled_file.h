@@ -254,6 +254,12 @@ class JournaledFile : private RecoveredImage {
   Status write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag);
   // set_size's work (the owner's or a serial writer's).
   Status resize(uint64_t size);
+  // Pieces `in_place` picks are written by `write_in_place`; the runs of
+  // pieces between them go to the data log, in order.
+  Status log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
+                     const std::function<Status(const RawPiece&)>& write_in_place);
+  // In-place writes and the data log durable, before a COMMIT names them.
+  Status make_writes_durable(bool first_commit);
   // Raw pieces into the data log, as few patterns as their layout allows.
   Status append_raw(std::span<const RawPiece> pieces);
   Status append_pattern(const RawPattern& pattern, Gather bytes);

@@ -8,29 +8,32 @@ namespace h5j {
 void RawLayer::insert(const RawPattern& pattern, uint32_t log, uint64_t src) {
   uint32_t id = uint32_t(extents_.size());
   extents_.push_back({pattern, src, log});
-  data_bytes_ += pattern.bytes();
   // Runs come in address order, so each window is met in one stretch.
   uint64_t last = UINT64_MAX;
   pattern.for_each_run([&](uint64_t a, uint64_t n, uint64_t) {
     for (uint64_t w = a >> kWindowShift; w <= (a + n - 1) >> kWindowShift; ++w) {
       if (w == last) continue;
-      buckets_[w].push_back(id);
+      std::vector<uint32_t>& ids = buckets_[w];
+      size_t capacity = ids.capacity();
+      ids.push_back(id);
+      id_bytes_ += (ids.capacity() - capacity) * sizeof(uint32_t);
       last = w;
     }
   });
 }
 
+// The memory goes back too: a checkpoint empties the layer, and the next
+// generation starts small.
 void RawLayer::clear() {
-  extents_.clear();
+  extents_ = {};
   buckets_.clear();
-  data_bytes_ = 0;
+  id_bytes_ = 0;
 }
 
 size_t RawLayer::memory_bytes() const {
   // std::map nodes: the key, the vector, and about four words of tree links.
-  size_t bytes = extents_.capacity() * sizeof(Extent) + buckets_.size() * (sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32);
-  for (const auto& [w, ids] : buckets_) bytes += ids.capacity() * sizeof(uint32_t);
-  return bytes;
+  constexpr size_t kNode = sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32;
+  return extents_.capacity() * sizeof(Extent) + buckets_.size() * kNode + id_bytes_;
 }
 
 Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,

@@ -38,10 +38,8 @@ class RawLayer {
   void insert(const RawPattern& pattern, uint32_t log, uint64_t src);
   void clear();
   bool empty() const { return extents_.empty(); }
-  size_t extent_count() const { return extents_.size(); }
-  // Bytes of data indexed (overwritten ones included).
-  uint64_t data_bytes() const { return data_bytes_; }
-  // The index's own memory: what bounds it is docs/design.md §4a.
+  // The index's own memory (kept as it grows: the writer reads it after
+  // every insert); what bounds it is docs/design.md §4a.
   size_t memory_bytes() const;
 
   // Lays every extent's bytes inside [addr, addr + out.size()) onto `out`
@@ -68,7 +66,7 @@ class RawLayer {
   };
   std::vector<Extent> extents_;                          // log order
   std::map<uint64_t, std::vector<uint32_t>> buckets_;   // window -> extents touching it, ascending
-  uint64_t data_bytes_ = 0;
+  size_t id_bytes_ = 0;                                  // the buckets' vectors, by capacity
 };
 
 }  // namespace h5j

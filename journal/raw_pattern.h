@@ -89,10 +89,6 @@ void RawPattern::for_each_run_in(uint64_t lo, uint64_t hi, F&& f) const {
 class PatternBuilder {
  public:
   bool empty() const { return p_.run_len == 0; }
-  const RawPattern& pattern() const { return p_; }
-  // Runs of the last group (1..count1): a pattern whose last group is short
-  // is irregular, and take() splits it.
-  uint32_t last_group_runs() const { return last_group_runs_; }
   bool add(uint64_t a, uint64_t len);
   // The regular patterns built so far (the complete groups, then a short
   // last group), in packed order, and an empty builder.
@@ -100,6 +96,8 @@ class PatternBuilder {
 
  private:
   RawPattern p_;
+  // Runs of the last group (1..count1): a pattern whose last group is short
+  // is irregular, and take() splits it.
   uint32_t last_group_runs_ = 0;
 };
 

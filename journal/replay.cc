@@ -252,8 +252,9 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress) {
   RunWriter out(base, progress);
+  // The overlay's bytes land over the raw layer's: RunWriter issues its
+  // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
-  H5J_RETURN_IF_ERROR(out.flush());  // the overlay's writes land over these
   H5J_RETURN_IF_ERROR(apply_overlay(overlay, logical_size, journal, out));
   H5J_RETURN_IF_ERROR(out.flush());
   auto size = base.size();

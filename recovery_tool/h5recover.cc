@@ -68,7 +68,6 @@ std::string mib(uint64_t bytes) {
   return buf;
 }
 
-// A file with no journal: clean, or damaged in a way replay cannot help.
 // Whether `file` was closed in log form (materialize=never): the guard at
 // offset 0, its own first bytes in the journal.
 bool in_log_form(const std::string& file) {
@@ -79,10 +78,11 @@ bool in_log_form(const std::string& file) {
   return n && *n == head.size() && std::memcmp(head.data(), kLogFormGuard, head.size()) == 0;
 }
 
-Outcome classify_unjournaled(const std::string& file, const std::string& journal) {
+// A file with no journal: clean, or damaged in a way replay cannot help.
+Outcome classify_unjournaled(const std::string& file, const std::string& journal, bool log_form) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
-  if (in_log_form(file))
+  if (log_form)
     return fail(kExitJournalMissing, file + " was closed in log form (materialize=never), and its journal " + journal +
                                          " is missing: its committed state is in that journal");
   if (Status s = check_binding_not_missing(**base, journal); !s)
@@ -203,7 +203,7 @@ Outcome recover(const Options& o) {
                             "h5recover without --materialize");
   std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
   if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
-  if (!posix_filesystem().exists(journal)) return classify_unjournaled(o.file, journal);
+  if (!posix_filesystem().exists(journal)) return classify_unjournaled(o.file, journal, log_form);
   if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");
   RecoveryMode mode = parse_mode(o.mode);
