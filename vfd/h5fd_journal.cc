@@ -21,6 +21,7 @@
 #include "recovery.h"
 #include "h5journal.h"
 #include "journaled_file.h"
+#include "mpi_datatype.h"
 #include "mpi_session.h"
 #include "posix_file.h"
 #include "superblock.h"
@@ -263,9 +264,37 @@ herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
   return 0;
 }
 
-herr_t journal_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buf) {
+// A collective transfer under MPI: `size` counts copies of the memory
+// datatype HDF5 put in its API context, and the file side is a view
+// (mpi_datatype.h).  The pieces, or none when the transfer is plain bytes.
+Result<std::vector<CollectivePiece>> collective_transfer(const JournalDriverFile& f, haddr_t addr, size_t size) {
+  CollectiveTypes types;
+  if (!f.mpi || !collective_types_in_context(types)) return std::vector<CollectivePiece>();
+  return collective_pieces(addr, size, types);
+}
+
+Status read_pieces(JournaledFile& f, std::span<const CollectivePiece> pieces, std::byte* buf) {
+  for (const CollectivePiece& p : pieces) H5J_RETURN_IF_ERROR(f.read(p.addr, std::span(buf + p.memory, p.length)));
+  return Status::ok();
+}
+
+Status write_pieces(JournaledFile& f, H5FD_mem_t type, std::span<const CollectivePiece> pieces, const std::byte* buf) {
+  std::vector<RawPiece> raw;
+  for (const CollectivePiece& p : pieces) {
+    auto bytes = std::span(buf + p.memory, p.length);
+    if (type == H5FD_MEM_DRAW) raw.push_back({p.addr, bytes});
+    else H5J_RETURN_IF_ERROR(f.write(p.addr, bytes, uint32_t(type)));
+  }
+  return raw.empty() ? Status::ok() : f.write_raw(raw, uint32_t(type));
+}
+
+herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, void* buf) {
   return guarded("H5FD_journal_read", herr_t(-1), [&]() -> herr_t {
-    Status s = self(file)->file->read(addr, std::span(static_cast<std::byte*>(buf), size));
+    JournaledFile& f = *self(file)->file;
+    auto out = static_cast<std::byte*>(buf);
+    // As mpio: only raw data reads take the collective layout.
+    auto pieces = type == H5FD_MEM_DRAW ? collective_transfer(*self(file), addr, size) : std::vector<CollectivePiece>();
+    Status s = !pieces ? pieces.status() : pieces->empty() ? f.read(addr, std::span(out, size)) : read_pieces(f, *pieces, out);
     if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
     return 0;
   });
@@ -273,9 +302,14 @@ herr_t journal_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, 
 
 herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
   return guarded("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
-    auto bytes = std::span(static_cast<const std::byte*>(buf), size);
+    auto in = static_cast<const std::byte*>(buf);
+    auto bytes = std::span(in, size);
     JournaledFile& f = *self(file)->file;
-    Status s = type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type)) : f.write(addr, bytes, uint32_t(type));
+    auto pieces = collective_transfer(*self(file), addr, size);
+    Status s = !pieces              ? pieces.status()
+               : !pieces->empty()   ? write_pieces(f, type, *pieces, in)
+               : type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type))
+                                       : f.write(addr, bytes, uint32_t(type));
     if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
     return 0;
   });

@@ -5,6 +5,8 @@
 //   - the same with collective I/O;
 //   - a chunked dataset, collective; a compressed one, collective;
 //   - ranks writing different amounts, rank 1 none;
+//   - each rank's columns, collective (a strided MPI file type), read back
+//     collectively;
 // then a commit (H5Fflush), and overwrites of committed data by every rank
 // (a follower's go to its own data log), and close.
 #include <hdf5.h>
@@ -53,6 +55,50 @@ void create_rows(hid_t f, const char* name, hid_t dcpl) {
   must(ds >= 0, name);
   H5Dclose(ds);
   H5Sclose(space);
+}
+
+// Rank r's columns [r * w, +w) of every row of `name` (w = kCols / ranks):
+// collective I/O then hands the driver a strided MPI file type, not bytes.
+hid_t select_columns(hid_t ds) {
+  hid_t fs = H5Dget_space(ds);
+  hsize_t rows = hsize_t(nranks) * kRows, width = kCols / hsize_t(nranks);
+  hsize_t start[2] = {0, hsize_t(rank) * width}, count[2] = {rows, width};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  return fs;
+}
+
+int column_value(hsize_t row, hsize_t col) { return int(row * 1000 + col); }
+
+void write_columns(hid_t f, const char* name, hid_t dxpl) {
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  must(ds >= 0, name);
+  hid_t fs = select_columns(ds);
+  hsize_t rows = hsize_t(nranks) * kRows, width = kCols / hsize_t(nranks), count[2] = {rows, width};
+  std::vector<int> v(rows * width);
+  for (hsize_t r = 0; r < rows; ++r)
+    for (hsize_t c = 0; c < width; ++c) v[r * width + c] = column_value(r, hsize_t(rank) * width + c);
+  hid_t ms = H5Screate_simple(2, count, nullptr);
+  must(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, dxpl, v.data()) >= 0, name);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+}
+
+// Reads this rank's columns back collectively and checks every value.
+void check_columns(hid_t f, const char* name, hid_t dxpl) {
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  must(ds >= 0, name);
+  hid_t fs = select_columns(ds);
+  hsize_t rows = hsize_t(nranks) * kRows, width = kCols / hsize_t(nranks), count[2] = {rows, width};
+  std::vector<int> v(rows * width, -1);
+  hid_t ms = H5Screate_simple(2, count, nullptr);
+  must(H5Dread(ds, H5T_NATIVE_INT, ms, fs, dxpl, v.data()) >= 0, "collective read of columns");
+  for (hsize_t r = 0; r < rows; ++r)
+    for (hsize_t c = 0; c < width; ++c)
+      must(v[r * width + c] == column_value(r, hsize_t(rank) * width + c), "the columns read back collectively");
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
 }
 
 // Rank r writes (r + 1) * 100 elements, except rank 1, which writes none.
@@ -115,11 +161,15 @@ int main(int argc, char** argv) {
   create_rows(f, "collective", H5P_DEFAULT);
   create_rows(f, "chunked", chunked);
   create_rows(f, "compressed", compressed);
+  create_rows(f, "columns", H5P_DEFAULT);
+  create_rows(f, "chunked_columns", chunked);
   write_rows(f, "independent", independent, 1);
   write_rows(f, "collective", collective, 2);
   write_rows(f, "chunked", collective, 3);
   write_rows(f, "compressed", collective, 4);
   write_uneven(f, collective);
+  write_columns(f, "columns", collective);
+  write_columns(f, "chunked_columns", collective);
   must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
   // Overwrites of committed data, and a group made after the commit.
   write_rows(f, "independent", independent, 5);
@@ -143,6 +193,11 @@ int main(int argc, char** argv) {
   must(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) >= 0, "H5Dread");
   must(all[0] == 5 && all[kRows * kCols] == 5 + 100000, "the committed overwrite read back");
   H5Dclose(ds);
+  hid_t collective_read = H5Pcreate(H5P_DATASET_XFER);
+  H5Pset_dxpl_mpio(collective_read, H5FD_MPIO_COLLECTIVE);
+  check_columns(f, "columns", collective_read);
+  check_columns(f, "chunked_columns", collective_read);
+  H5Pclose(collective_read);
   must(H5Fclose(f) >= 0, "H5Fclose read-only");
   H5Pclose(fapl);
   // Rank 0 alone writes a file of its own: without a communicator on the
