@@ -28,7 +28,7 @@ extern "C" {
 #define H5FD_JOURNAL_NAME "journal"
 /* Third-party driver values are 256-511 for unregistered drivers. */
 #define H5FD_JOURNAL_VALUE ((H5FD_class_value_t)(420))
-#define H5FD_JOURNAL_FAPL_VERSION 2
+#define H5FD_JOURNAL_FAPL_VERSION 3
 #define H5FD_JOURNAL_PATH_MAX 4096
 
 typedef enum H5FD_journal_io_t {
@@ -53,6 +53,14 @@ typedef enum H5FD_journal_materialize_t {
     H5FD_JOURNAL_MATERIALIZE_NEVER = 1  /* close leaves it in log form, guarded against plain HDF5 */
 } H5FD_journal_materialize_t;
 
+/* The communicator of a file whose FAPL sets none with H5Pset_mpi_params,
+ * when the driver is chosen by name (HDF5_DRIVER) in a running MPI program.
+ * (H5Pset_fapl_journal without a communicator always opens serially.) */
+typedef enum H5FD_journal_mpi_comm_t {
+    H5FD_JOURNAL_MPI_COMM_WORLD = 0, /* every rank opens the file together */
+    H5FD_JOURNAL_MPI_COMM_SELF = 1   /* each process opens it alone, as a serial file */
+} H5FD_journal_mpi_comm_t;
+
 typedef struct H5FD_journal_fapl_t {
     int32_t  version;                              /* H5FD_JOURNAL_FAPL_VERSION */
     char     journal_path[H5FD_JOURNAL_PATH_MAX];  /* "" = "<file>.jnl" */
@@ -64,6 +72,10 @@ typedef struct H5FD_journal_fapl_t {
     H5FD_journal_recovery_t recovery;              /* default AUTO */
     H5FD_journal_raw_t raw;                        /* default INPLACE (since version 2) */
     H5FD_journal_materialize_t materialize;        /* default CLOSE (since version 2) */
+    H5FD_journal_mpi_comm_t mpi_comm;              /* default WORLD (since version 3) */
+    uint32_t mpi_timeout;                          /* seconds a rank waits for the others in the
+                                                      driver's collective steps; 0 = forever;
+                                                      default 600 (since version 3) */
 } H5FD_journal_fapl_t;
 
 /* The driver id, registered on first use. */

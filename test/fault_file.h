@@ -3,6 +3,7 @@
 // N-th sync fails with a given errno.  Everything else is delegated.
 #pragma once
 
+#include <csignal>
 #include <memory>
 
 #include "file.h"
@@ -13,14 +14,19 @@ struct FaultPlan {
   int fail_write_at = 0;  // 1-based; 0: never
   int fail_sync_at = 0;
   int err = EIO;
+  int raise_signal = 0;  // instead of failing, raise it: SIGKILL dies there, SIGSTOP stalls
   int writes = 0, syncs = 0;
   bool injected = false;
   bool write_fails() {
     if (++writes != fail_write_at) return false;
-    return injected = true;
+    return inject();
   }
   bool sync_fails() {
     if (++syncs != fail_sync_at) return false;
+    return inject();
+  }
+  bool inject() {
+    if (raise_signal != 0) std::raise(raise_signal);
     return injected = true;
   }
 };

@@ -108,6 +108,19 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
               v, {{"close", H5FD_JOURNAL_MATERIALIZE_CLOSE}, {"never", H5FD_JOURNAL_MATERIALIZE_NEVER}}, c.materialize);
         },
         "close or never"}},
+      {"mpi_comm",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          return parse_choice(v, {{"world", H5FD_JOURNAL_MPI_COMM_WORLD}, {"self", H5FD_JOURNAL_MPI_COMM_SELF}},
+                              c.mpi_comm);
+        },
+        "world or self"}},
+      {"mpi_timeout",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+          c.mpi_timeout = uint32_t(std::stoul(v));
+          return true;
+        },
+        "whole seconds, 0 for no deadline"}},
   };
   return table;
 }
@@ -126,6 +139,8 @@ H5FD_journal_fapl_t default_config() {
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
   c.raw = H5FD_JOURNAL_RAW_INPLACE;
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
+  c.mpi_comm = H5FD_JOURNAL_MPI_COMM_WORLD;
+  c.mpi_timeout = 600;
   return c;
 }
 
@@ -143,6 +158,7 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
   if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_AUTO) return bad("bad raw");
   if (c.materialize < H5FD_JOURNAL_MATERIALIZE_CLOSE || c.materialize > H5FD_JOURNAL_MATERIALIZE_NEVER)
     return bad("bad materialize");
+  if (c.mpi_comm < H5FD_JOURNAL_MPI_COMM_WORLD || c.mpi_comm > H5FD_JOURNAL_MPI_COMM_SELF) return bad("bad mpi_comm");
   if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
   return Status::ok();
 }

@@ -152,7 +152,7 @@ Status write_metadata_from_rank0_only(hid_t fapl) {
 // Opens one rank's handle: rank 0 (or a serial writer) as the file's owner,
 // any other rank as a follower, once rank 0 has opened and recovered.
 Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access access, JournalOptions opts,
-                                                      const MpiSession* mpi) {
+                                                      MpiSession* mpi) {
   bool follower = mpi != nullptr && mpi->rank() != 0;
   FileSystem& fs = *opts.fs;
   if (mpi != nullptr && access != Access::kReadOnly) {
@@ -180,7 +180,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    auto mpi = MpiSession::from_fapl(fapl, config->from_string);
+    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values);
     if (!mpi) return push_error(fn, H5E_CANTOPENFILE, mpi.status().message()), nullptr;
     if (*mpi) {
       if (Status s = write_metadata_from_rank0_only(fapl); !s) return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;

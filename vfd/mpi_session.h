@@ -9,20 +9,25 @@
 #include <mpi.h>
 #include <hdf5.h>
 
+#include <chrono>
 #include <memory>
+#include <vector>
 
+#include "h5journal.h"
 #include "journaled_file.h"
 
 namespace h5j {
 
 class MpiSession {
  public:
-  // The FAPL's communicator (H5Pset_mpi_params), or MPI_COMM_WORLD when the
-  // driver was chosen by name (HDF5_DRIVER) and MPI is running.  nullptr
-  // when there is none, or a single rank: the file is then opened as a
-  // serial file.  (H5Pset_fapl_journal without a communicator stays serial,
-  // so rank 0 of an MPI program can still write a file alone.)
-  static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl, bool chosen_by_name);
+  // The FAPL's communicator (H5Pset_mpi_params), or, when the driver was
+  // chosen by name (HDF5_DRIVER) and MPI is running, the one `config`
+  // names (mpi_comm: MPI_COMM_WORLD by default).  nullptr when there is
+  // none, or a single rank: the file is then opened as a serial file.
+  // (H5Pset_fapl_journal without a communicator stays serial, so rank 0 of
+  // an MPI program can still write a file alone.)
+  static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl, bool chosen_by_name,
+                                                       const H5FD_journal_fapl_t& config);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
@@ -34,20 +39,29 @@ class MpiSession {
 
   // Every rank's status in; on every rank the same status out: the failure
   // of the lowest failing rank, or ok.
-  Status agree(const Status& local) const;
+  Status agree(const Status& local);
   // The collective commit: each follower makes its writes durable and sends
   // its DATA records to rank 0, which journals them with the COMMIT; all
   // ranks then agree on the outcome.  With `closing`, the collective close.
-  Status commit(JournaledFile& file, bool closing) const;
+  Status commit(JournaledFile& file, bool closing);
 
  private:
   MpiSession() = default;
-  Status mpi_error(int code, const char* what) const;
+  Status mpi_error(int code, const char* step);
+  // Waits for a nonblocking collective, at most mpi_timeout.  A missed
+  // deadline means a rank died or stopped: MPICH does not report a dead
+  // peer (ch4 has no failure detection), it waits forever.  The session is
+  // then broken for good, as the request can never complete.
+  Status wait(MPI_Request& request, const char* step);
+  Status broadcast_message(std::string& message, int root);
+  Status gather_to_rank0(const std::vector<std::byte>& mine, std::vector<std::byte>& all);
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: the driver's messages never meet the library's
   MPI_Info info_ = MPI_INFO_NULL;
   int rank_ = 0;
   int size_ = 1;
+  std::chrono::seconds timeout_{0};  // 0: no deadline
+  Status broken_;                    // the missed deadline or MPI error every later step returns
 };
 
 }  // namespace h5j
