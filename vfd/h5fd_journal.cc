@@ -406,17 +406,30 @@ herr_t journal_unlock(H5FD_t* file) {
   return 0;
 }
 
+// The file, its journal and every data log.
+Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal_fapl_t& config) {
+  if (!fs.exists(name)) return Status(Code::kMissing, std::string("no file ") + name);
+  H5J_RETURN_IF_ERROR(fs.remove(name));
+  std::string journal = journal_path_for(name, config);
+  H5J_RETURN_IF_ERROR(fs.remove(journal));
+  for (uint32_t n = 0; fs.exists(data_log_path_for(journal, n)); ++n)
+    H5J_RETURN_IF_ERROR(fs.remove(data_log_path_for(journal, n)));
+  return Status::ok();
+}
+
+// Under MPI, H5Fdelete is collective, as with mpio: rank 0 removes, and
+// every rank returns its outcome.
 herr_t journal_delete(const char* name, hid_t fapl) {
-  auto config = config_from_fapl(fapl);
-  if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
-  FileSystem& fs = filesystem_for(fapl);
-  if (!fs.exists(name)) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, std::string("no file ") + name);
-  Status s = fs.remove(name);
-  std::string journal = journal_path_for(name, config->values);
-  if (s) s = fs.remove(journal);
-  for (uint32_t n = 0; s && fs.exists(data_log_path_for(journal, n)); ++n) s = fs.remove(data_log_path_for(journal, n));
-  if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
-  return 0;
+  return guarded("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
+    auto config = config_from_fapl(fapl);
+    if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
+    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values);
+    if (!mpi) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, mpi.status().message());
+    Status s = *mpi && (*mpi)->rank() != 0 ? Status::ok() : remove_file_and_logs(filesystem_for(fapl), name, config->values);
+    if (*mpi) s = (*mpi)->agree(s);
+    if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
+    return 0;
+  });
 }
 
 void* journal_fapl_get(H5FD_t* file) {
