@@ -448,6 +448,10 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
   });
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
+  if (status && !peer_raw_.empty())
+    status = peer_raw_.lay_onto(addr, out.first(visible), [this](uint32_t log, uint64_t off, std::span<std::byte> o) {
+      return read_data_log(log, off, o);
+    });
   if (!status) return read_only_ ? status : fail(status);
   std::fill(out.begin() + ptrdiff_t(visible), out.end(), std::byte(0));  // past the logical end
   for (const auto& [paddr, bytes] : memory_patches_) {
@@ -650,6 +654,9 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
   else if (Status s = writer_->append_data(*index); !s) return fail(s);
   add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
+  // Under MPI the other ranks read the record from the file (refresh_peers).
+  if (opts_.role != Role::kSerial)
+    if (Status s = data_writer_->publish(); !s) return fail(s);
   stats_.raw_bytes_logged += pattern.bytes();
   stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
   journal_high_water_ = std::max(journal_high_water_, pattern.end());
@@ -923,6 +930,7 @@ Status JournaledFile::follow_generation() {
   journal_high_water_ = 0;
   committed_size_ = std::max(committed_size_, h.base_size);
   followed_txn_ = h.first_txn;
+  forget_peers();
   data_writer_.reset();  // its writes done before the log is emptied
   H5J_RETURN_IF_ERROR(start_data_log(h, /*fresh=*/true));
   return catch_up();
@@ -989,7 +997,9 @@ Status JournaledFile::commit_with(std::span<const DataPayload> followers, bool c
     }
     dirty_ = true;
   }
-  return closing ? close() : commit();
+  Status s = closing ? close() : commit();
+  if (s && !closing) peer_raw_.clear();  // the followers' extents are in raw_ now
+  return s;
 }
 
 Status JournaledFile::finish_commit() {
@@ -998,6 +1008,46 @@ Status JournaledFile::finish_commit() {
   if (!reader) return fail(reader.status());
   bool new_generation = (*reader)->header().generation != tail_->header().generation;
   Status s = new_generation ? follow_generation() : catch_up();
+  peer_raw_.clear();
   return s ? s : fail(s);
+}
+
+Status JournaledFile::refresh_peers() {
+  if (!failed_.is_ok()) return failed_;
+  if (opts_.role == Role::kSerial || read_only_ || closed_) return Status::ok();
+  if (peer_generation_ != generation()) forget_peers();
+  for (uint32_t log = 0; log < opts_.ranks; ++log) {
+    if (log == opts_.data_log) continue;
+    if (Status s = follow_peer(log); !s) return fail(s);
+  }
+  return Status::ok();
+}
+
+Status JournaledFile::follow_peer(uint32_t log) {
+  if (peer_logs_.size() <= log) peer_logs_.resize(size_t(log) + 1);
+  std::unique_ptr<JournalReader>& reader = peer_logs_[log];
+  if (!reader) {
+    auto file = data_log_file(log);
+    if (!file) return file.status();
+    if (*file == nullptr) return Status::ok();  // that rank has not opened yet
+    auto opened = JournalReader::open(**file);
+    // No header yet, or last generation's: the rank has not written in this one.
+    if (!opened || (*opened)->header().generation != generation()) return Status::ok();
+    reader = std::move(*opened);
+  }
+  H5J_RETURN_IF_ERROR(reader->refresh());
+  for (;;) {
+    auto rec = reader->next();
+    if (!rec) return rec.status();
+    if (!rec->has_value()) return Status::ok();  // the end so far, or a record the rank is still writing
+    const Record& r = **rec;
+    if (r.header.type == RecordType::kData && r.header.txn >= current_txn()) peer_raw_.insert(r.pattern, log, r.data_offset);
+  }
+}
+
+void JournaledFile::forget_peers() {
+  peer_logs_.clear();
+  peer_raw_.clear();
+  peer_generation_ = writer_ || tail_ ? generation() : 0;
 }
 }  // namespace h5j

@@ -89,6 +89,7 @@ struct JournalOptions {
   RawMode raw_mode = RawMode::kInPlace;
   uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
   Role role = Role::kSerial;
+  uint32_t ranks = 1;     // MPI: how many ranks, hence data logs, share the file
   // false: close leaves the file in log form (journal, data log, and the
   // guard at offset 0); the next read-write open or h5recover materializes.
   bool materialize_at_close = true;
@@ -188,6 +189,11 @@ class JournaledFile : private RecoveredImage {
   // Enters fail-stop with `why` (a commit that another rank could not
   // prepare): the file stays at its last commit.
   Status fail_stop(Status why) { return fail(std::move(why)); }
+  // MPI, before a raw read: takes in what the other ranks appended to their
+  // data logs since the last call.  MPI-IO lets a rank read another's
+  // write after a barrier, before any commit; until its commit journals
+  // it, such a write is only in its writer's data log.
+  Status refresh_peers();
 
   const OpenReport& report() const { return report_; }
   // What this session has done (H5Fget_journal_stats).
@@ -224,6 +230,12 @@ class JournaledFile : private RecoveredImage {
   // this rank's data log.
   Status follower_write(std::span<const RawPiece> pieces);
   bool follower() const { return opts_.role == Role::kMpiFollower; }
+  uint64_t generation() const { return follower() ? tail_->header().generation : writer_->header().generation; }
+  // Reads data log `log`'s new records into peer_raw_ (those of the open
+  // transaction: earlier ones are committed, in raw_).
+  Status follow_peer(uint32_t log);
+  // After a commit the peers' extents are in raw_, in the journal's order.
+  void forget_peers();
   // The transaction a data-log record belongs to.
   uint64_t current_txn() const;
   // Owner: puts the records appended by this call where followers read them.
@@ -303,6 +315,12 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<JournalReader> tail_;   // follower: the journal, read as it grows
   uint64_t followed_txn_ = 0;             // follower: the transaction the owner has open (or will)
   std::vector<DataPayload> pending_index_;  // follower: DATA records for the owner's next commit
+  std::vector<std::unique_ptr<JournalReader>> peer_logs_;  // MPI: other ranks' data logs, by number
+  uint64_t peer_generation_ = 0;                           // the generation peer_logs_ read
+  // MPI: the other ranks' extents of the open transaction, over the whole
+  // image.  (Where a follower and rank 0 write the same bytes between two
+  // commits, the follower's win, as they will in the journal's order.)
+  RawLayer peer_raw_;
 
   RawLayer raw_;                      // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)

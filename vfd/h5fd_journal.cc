@@ -158,6 +158,7 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
   if (mpi != nullptr && access != Access::kReadOnly) {
     opts.role = follower ? Role::kMpiFollower : Role::kMpiOwner;
     opts.data_log = uint32_t(mpi->rank());
+    opts.ranks = uint32_t(mpi->size());
   }
   Status checked;
   if (!follower && !truncates(access) && !fs.exists(opts.journal_path))
@@ -288,13 +289,19 @@ Status write_pieces(JournaledFile& f, H5FD_mem_t type, std::span<const Collectiv
   return raw.empty() ? Status::ok() : f.write_raw(raw, uint32_t(type));
 }
 
+// One read, without taking in the other ranks' data logs first.
+Status read_one(JournalDriverFile& file, H5FD_mem_t type, haddr_t addr, size_t size, std::byte* out) {
+  // As mpio: only raw data reads take the collective layout.
+  auto pieces = type == H5FD_MEM_DRAW ? collective_transfer(file, addr, size) : std::vector<CollectivePiece>();
+  if (!pieces) return pieces.status();
+  return pieces->empty() ? file.file->read(addr, std::span(out, size)) : read_pieces(*file.file, *pieces, out);
+}
+
 herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, void* buf) {
   return guarded("H5FD_journal_read", herr_t(-1), [&]() -> herr_t {
-    JournaledFile& f = *self(file)->file;
-    auto out = static_cast<std::byte*>(buf);
-    // As mpio: only raw data reads take the collective layout.
-    auto pieces = type == H5FD_MEM_DRAW ? collective_transfer(*self(file), addr, size) : std::vector<CollectivePiece>();
-    Status s = !pieces ? pieces.status() : pieces->empty() ? f.read(addr, std::span(out, size)) : read_pieces(f, *pieces, out);
+    // Raw data another rank wrote since the last commit is in its data log.
+    Status s = type == H5FD_MEM_DRAW ? self(file)->file->refresh_peers() : Status::ok();
+    if (s) s = read_one(*self(file), type, addr, size, static_cast<std::byte*>(buf));
     if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
     return 0;
   });
@@ -334,13 +341,18 @@ void for_each_element(uint32_t count, const H5FD_mem_t types[], const size_t siz
   }
 }
 
-herr_t journal_read_vector(H5FD_t* file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+herr_t journal_read_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                            size_t sizes[], void* bufs[]) {
-  herr_t result = 0;
-  for_each_element(count, types, sizes, [&](uint32_t i, H5FD_mem_t type, size_t size) {
-    if (result == 0) result = journal_read(file, type, dxpl, addrs[i], size, bufs[i]);
+  return guarded("H5FD_journal_read_vector", herr_t(-1), [&]() -> herr_t {
+    bool raw = false;
+    for_each_element(count, types, sizes, [&](uint32_t, H5FD_mem_t type, size_t) { raw = raw || type == H5FD_MEM_DRAW; });
+    Status s = raw ? self(file)->file->refresh_peers() : Status::ok();  // once for the whole vector
+    for_each_element(count, types, sizes, [&](uint32_t i, H5FD_mem_t type, size_t size) {
+      if (s) s = read_one(*self(file), type, addrs[i], size, static_cast<std::byte*>(bufs[i]));
+    });
+    if (!s) return push_error("H5FD_journal_read_vector", H5E_READERROR, s.message());
+    return 0;
   });
-  return result;
 }
 
 // Runs of raw pieces go to write_raw together; metadata one by one.

@@ -8,7 +8,8 @@
 //   - each rank's columns, collective (a strided MPI file type), read back
 //     collectively;
 // then a commit (H5Fflush), and overwrites of committed data by every rank
-// (a follower's go to its own data log), and close.
+// (a follower's go to its own data log), which every rank reads back
+// before the next commit, and close.
 #include <hdf5.h>
 #include <mpi.h>
 
@@ -45,6 +46,22 @@ void write_rows(hid_t f, const char* name, hid_t dxpl, int base) {
   must(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, dxpl, v.data()) >= 0, name);
   H5Sclose(ms);
   H5Sclose(fs);
+  H5Dclose(ds);
+}
+
+// Every rank reads all rows of `name` and checks each rank's values from
+// `base`: what the others wrote is visible after a barrier, before any
+// commit, as MPI-IO makes it (an overwrite of committed data by a follower
+// is then only in its own data log).
+void check_all_rows(hid_t f, const char* name, int base) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  must(ds >= 0, name);
+  std::vector<int> v(size_t(nranks) * kRows * kCols, -1);
+  must(H5Dread(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0, "H5Dread of all rows");
+  for (int r = 0; r < nranks; ++r)
+    for (size_t i = 0; i < kRows * kCols; ++i)
+      must(v[size_t(r) * kRows * kCols + i] == base + r * 100000 + int(i), "another rank's uncommitted rows");
   H5Dclose(ds);
 }
 
@@ -175,6 +192,8 @@ int main(int argc, char** argv) {
   write_rows(f, "independent", independent, 5);
   write_rows(f, "collective", collective, 6);
   write_rows(f, "chunked", collective, 7);
+  check_all_rows(f, "independent", 5);
+  check_all_rows(f, "chunked", 7);
   H5Gclose(H5Gcreate2(f, "after_commit", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
   write_rows(f, "compressed", collective, 8);
