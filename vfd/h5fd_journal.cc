@@ -33,6 +33,7 @@ namespace {
 // instances registered over other file systems (tests).
 hid_t g_driver_id = H5I_INVALID_HID;
 std::vector<std::pair<hid_t, FileSystem*>> g_instances;
+bool g_initialised_mpi = false;  // the driver called MPI_Init, so it calls MPI_Finalize
 
 // The file system of the driver a FAPL selects.
 FileSystem& filesystem_for(hid_t fapl) {
@@ -181,7 +182,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values);
+    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values, g_initialised_mpi);
     if (!mpi) return push_error(fn, H5E_CANTOPENFILE, mpi.status().message()), nullptr;
     if (*mpi) {
       if (Status s = write_metadata_from_rank0_only(fapl); !s) return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
@@ -435,7 +436,7 @@ herr_t journal_delete(const char* name, hid_t fapl) {
   return guarded("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
     auto config = config_from_fapl(fapl);
     if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
-    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values);
+    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values, g_initialised_mpi);
     if (!mpi) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, mpi.status().message());
     Status s = *mpi && (*mpi)->rank() != 0 ? Status::ok() : remove_file_and_logs(filesystem_for(fapl), name, config->values);
     if (*mpi) s = (*mpi)->agree(s);
@@ -483,6 +484,10 @@ herr_t journal_ctl(H5FD_t* file, uint64_t op, uint64_t flags, const void*, void*
 herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
   g_instances.clear();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_initialised_mpi && !finalized) MPI_Finalize();
+  g_initialised_mpi = false;
   return 0;
 }
 

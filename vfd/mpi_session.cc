@@ -10,11 +10,17 @@
 namespace h5j {
 
 Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl, bool chosen_by_name,
-                                                          const H5FD_journal_fapl_t& config) {
+                                                          const H5FD_journal_fapl_t& config, bool& initialised_mpi) {
   int running = 0, finalized = 0;
   MPI_Initialized(&running);
   MPI_Finalized(&finalized);
-  if (!running || finalized) return std::unique_ptr<MpiSession>();
+  if (finalized) return std::unique_ptr<MpiSession>();
+  if (!running && chosen_by_name) {
+    if (int rc = MPI_Init(nullptr, nullptr); rc != MPI_SUCCESS)
+      return Status(Code::kIoError, "cannot initialise MPI (MPI_Init failed) for a file opened by driver name");
+    initialised_mpi = running = 1;
+  }
+  if (!running) return std::unique_ptr<MpiSession>();
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Info info = MPI_INFO_NULL;
   H5E_BEGIN_TRY { H5Pget_mpi_params(fapl, &comm, &info); }

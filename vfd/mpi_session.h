@@ -26,8 +26,11 @@ class MpiSession {
   // none, or a single rank: the file is then opened as a serial file.
   // (H5Pset_fapl_journal without a communicator stays serial, so rank 0 of
   // an MPI program can still write a file alone.)
+  // A program outside MPI (a tool such as h5dump under HDF5_DRIVER=journal)
+  // gets MPI initialised here, as mpio does, into a world of one rank;
+  // `initialised_mpi` then says the driver must finalize it.
   static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl, bool chosen_by_name,
-                                                       const H5FD_journal_fapl_t& config);
+                                                       const H5FD_journal_fapl_t& config, bool& initialised_mpi);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

@@ -3,7 +3,7 @@
 # (oversubscribing the cores), give files h5diff finds identical, and the
 # journal leaves no journal or data log behind.
 set -euo pipefail
-program=$1 h5diff=$2 work=$3 ranks=$4
+program=$1 h5diff=$2 work=$3 ranks=$4  # $5: the plugin directory
 # Under ASan (scripts/sanitize.sh): MPICH's MPI_Init leaks in hwloc's
 # plugins, and only the slow unwinder reaches the libhwloc frame that
 # test/lsan.supp names.  Without ASan the variable is ignored.
@@ -16,3 +16,8 @@ mpiexec -n "$ranks" "$program" journal.h5 journal
 if ls journal.h5.jnl* 2>/dev/null; then echo "FAIL: journal or data log left behind"; exit 1; fi
 "$h5diff" -r mpio.h5 journal.h5
 echo "identical to mpio at $ranks ranks"
+# A tool outside MPI, with the driver chosen by name: the driver initialises
+# MPI itself (a world of one rank) and opens the file serially.
+plugin_dir=$5
+HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal "$(dirname "$h5diff")/h5ls" journal.h5 | grep -q "^columns"
+echo "h5ls outside MPI reads it through HDF5_DRIVER=journal"
