@@ -174,6 +174,30 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
   return file;
 }
 
+// HDF5's file locking, done by the driver at open rather than through
+// lock/unlock callbacks.  With a lock callback, HDF5 marks the superblock
+// "open for writing" and flushes it by tag at open on every rank; under MPI
+// rank 0's flush, outside a sync point, then enters its clean list while
+// the others hold the entry clean, and the next sync point fails ("Listed
+// entry not dirty"): no MPI driver of HDF5's has a lock callback.  The
+// setting is HDF5's: HDF5_USE_FILE_LOCKING (FALSE, TRUE or BEST_EFFORT)
+// over the FAPL's H5Pset_file_locking.  Under MPI there is no per-rank
+// lock: rank 0's on the journal keeps other processes out.
+Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
+  hbool_t use = true, ignore_disabled = false;
+  H5Pget_file_locking(fapl, &use, &ignore_disabled);
+  if (const char* env = std::getenv("HDF5_USE_FILE_LOCKING")) {
+    std::string v = env;
+    use = v != "FALSE" && v != "0";
+    ignore_disabled = v == "BEST_EFFORT";
+  }
+  if (!use) return Status::ok();
+  Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
+  if (!s && ignore_disabled && s.code() != Code::kBusy) return Status::ok();  // a file system without locks
+  if (!s) return Status(s.code(), "unable to lock the file: " + s.message());
+  return Status::ok();
+}
+
 H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   return guarded("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
     static const char* fn = "H5FD_journal_open";
@@ -189,6 +213,13 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     }
     auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), mpi->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
+    // A passive handle (another owns the journal: HDF5's tentative second
+    // open of a file it has open, or a reader beside a writer) takes no
+    // lock; its reads are refused unless the file is this process's own.
+    if (!*mpi && !(*file)->report().passive) {
+      if (Status s = lock_like_hdf5((*file)->base(), fapl, flags & H5F_ACC_RDWR); !s)
+        return push_error(fn, H5E_CANTLOCKFILE, s.message()), nullptr;
+    }
     auto id = fs.id(name);
     if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
     auto* f = new JournalDriverFile{};
@@ -403,22 +434,6 @@ herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
   });
 }
 
-herr_t journal_lock(H5FD_t* file, hbool_t rw) {
-  // Under MPI the journal's lock, held by rank 0, keeps other processes
-  // out; a lock per rank on the file would make the ranks exclude each other.
-  if (self(file)->mpi) return 0;
-  Status s = self(file)->file->base().try_lock(rw ? LockMode::kExclusive : LockMode::kShared);
-  if (!s) return push_error("H5FD_journal_lock", H5E_CANTLOCKFILE, "unable to lock the file: " + s.message());
-  return 0;
-}
-
-herr_t journal_unlock(H5FD_t* file) {
-  if (self(file)->mpi) return 0;
-  Status s = self(file)->file->base().unlock();
-  if (!s) return push_error("H5FD_journal_unlock", H5E_CANTUNLOCKFILE, s.message());
-  return 0;
-}
-
 // The file, its journal and every data log.
 Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal_fapl_t& config) {
   if (!fs.exists(name)) return Status(Code::kMissing, std::string("no file ") + name);
@@ -521,8 +536,7 @@ const H5FD_class_t kJournalClass = {
     nullptr, nullptr,           // read_selection, write_selection
     journal_flush,
     journal_truncate,
-    journal_lock,
-    journal_unlock,
+    nullptr, nullptr,           // lock, unlock: open locks (lock_like_hdf5)
     journal_delete,
     journal_ctl,
     H5FD_FLMAP_DICHOTOMY,
