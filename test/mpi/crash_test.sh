@@ -185,7 +185,7 @@ damaged=0 before_commit=0 finished=0 ahead=0
 for ((i = 0; i < total; ++i)); do
   raw=inplace
   ((i % 2)) && raw=log
-  moment=$((((RANDOM << 15) | RANDOM) % duration))
+  moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))  # the later runs are often faster
   if ((i < kills)); then victim=all; else victim=$(((i - kills) % ranks)); fi
   what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps)"
   start_job "$raw"
