@@ -32,6 +32,7 @@ done
 # Under ASan, as in same_as_mpio.sh: MPICH's hwloc leaks need the slow unwinder.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 RANDOM=$seed
+rm -rf "$work/refs"  # references of an older parallel_timesteps would be wrong
 mkdir -p "$work/refs"
 cd "$work" || exit 2
 file=$PWD/crash.h5
@@ -93,7 +94,7 @@ check_no_survivor() {
   done
 }
 
-# The reference for step k, written once per run and cached.
+# The reference for step k, written once per run.
 reference() {
   local ref=refs/np${ranks}_step$1.h5
   [[ -f $ref ]] || "$program" reference "$ref" --ranks "$ranks" --step "$1" || return 1
