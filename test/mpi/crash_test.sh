@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Kills an MPI job writing through the journal driver (parallel_timesteps)
+# at random moments, recovers each crash with h5recover, serially, and checks
+# that the file is exactly the state of the last commit: step a (the last
+# "done" in the job's step log) or the step started after it, compared with
+# h5diff against a reference written serially with sec2 for that step.
+#
+#   crash_test.sh PROGRAM H5RECOVER H5DIFF WORKDIR RANKS [options]
+#     --kills N        kills of the whole job (every rank stopped, then SIGKILLed)
+#     --rank-kills N   kills of a single rank (rank 0, then the others in turn);
+#                      mpiexec then ends the rest
+#     --steps N        steps per job
+#     --seed S         the random moments (default: from the clock); printed
+#     --skip-recovery  negative check: no h5recover, so the checker must find
+#                      damage; succeeds only if some kill is caught
+# Kills alternate between raw=inplace and raw=log.  Every failure names the
+# kill (seed, number, kind, moment, raw mode, steps) and keeps its crash state.
+set -uo pipefail
+program=$1 h5recover=$2 h5diff=$3 work=$4 ranks=$5
+shift 5
+kills=20 rank_kills=6 steps=30 seed=$(($(date +%s%N) % 2147483647)) skip_recovery=0
+while (($#)); do
+  case $1 in
+    --kills) kills=$2; shift 2 ;;
+    --rank-kills) rank_kills=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --skip-recovery) skip_recovery=1; shift ;;
+    *) echo "unknown option $1"; exit 2 ;;
+  esac
+done
+# Under ASan, as in same_as_mpio.sh: MPICH's hwloc leaks need the slow unwinder.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+RANDOM=$seed
+rm -rf "$work/refs"  # references of an older parallel_timesteps would be wrong
+mkdir -p "$work/refs"
+cd "$work" || exit 2
+file=$PWD/crash.h5
+echo "mpi crash_test seed=$seed ranks=$ranks kills=$kills rank-kills=$rank_kills steps=$steps"
+
+now_us() { echo $(($(date +%s%N) / 1000)); }
+rank_pids() { cat "$file".pid.* 2>/dev/null; }
+alive() { kill -0 "$1" 2>/dev/null; }
+
+clean() { rm -f "$file" "$file".jnl* "$file".pid.* "$file".steps "$file".log; }
+
+# Starts the job in the background (its pid in $job) and waits until every
+# rank has written its pid file, so that kills land in the job's own work.
+start_job() {
+  clean
+  mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$1" >"$file".log 2>&1 &
+  job=$!
+  local waited=0
+  while (($(ls "$file".pid.* 2>/dev/null | wc -l) < ranks)); do
+    alive "$job" || return 0
+    sleep 0.01
+    ((++waited < 6000)) || { echo "FAIL: the ranks did not start in 60 s"; kill -KILL "$job"; exit 1; }
+  done
+}
+
+# Waits for mpiexec to end (60 s at most: a hang fails instead of blocking);
+# returns its exit status.
+wait_job() {
+  local waited=0
+  while alive "$job" && ((++waited < 6000)); do sleep 0.01; done
+  if alive "$job"; then
+    echo "FAIL: $what: mpiexec still running 60 s after the kill" >&2
+    kill -KILL $(rank_pids) "$job"
+    exit 1
+  fi
+  wait "$job"
+}
+
+# The whole job at once: every rank stopped first, so none goes on while
+# the others die (nor hears of their death), then all SIGKILLed.  mpiexec
+# only learns of it when every rank is already stopped.
+kill_all() {
+  local pids
+  pids=$(rank_pids)
+  kill -STOP $pids 2>/dev/null
+  kill -KILL $pids 2>/dev/null
+}
+
+# Each rank's pid file names a process that is gone: nothing writes to the
+# file while it is recovered.
+check_no_survivor() {
+  local p
+  for p in $(rank_pids); do
+    if alive "$p"; then
+      echo "FAIL: $what: rank process $p survived the end of mpiexec"
+      kill -KILL "$p"
+      return 1
+    fi
+  done
+}
+
+# The reference for step k, written once per run.
+reference() {
+  local ref=refs/np${ranks}_step$1.h5
+  [[ -f $ref ]] || "$program" reference "$ref" --ranks "$ranks" --step "$1" || return 1
+  echo "$ref"
+}
+
+# True if the file equals the reference of step $1.
+is_step() {
+  local ref
+  ref=$(reference "$1") && "$h5diff" -q "$file" "$ref" >/dev/null 2>&1
+}
+
+# From the step log: $acked (last "done", -1 if none), $started (last
+# "start"), $closed.
+read_step_log() {
+  acked=-1 started=-1 closed=0
+  local word k
+  while read -r word k; do
+    case $word in
+      start) started=$k ;;
+      done) acked=$k ;;
+      closed) closed=1 ;;
+    esac
+  done <"$file".steps 2>/dev/null
+}
+
+keep_crash_state() {
+  kept=$work/failed-$seed-$1
+  mkdir -p "$kept"
+  cp "$file" "$file".jnl* "$file".steps "$file".log "$kept"/ 2>/dev/null
+}
+
+# Recovers and checks one crash; prints why it failed, if it did.
+check_crash() {
+  read_step_log
+  local lo=$acked hi=$acked
+  ((started > acked)) && hi=$started
+  if ((skip_recovery == 0)); then
+    "$h5recover" -q "$file"
+    local rc=$?
+    if ((rc != 0 && rc != 1)); then
+      ((acked < 0)) && return 0  # nothing committed, nothing promised
+      echo "h5recover exited $rc"
+      return 1
+    fi
+    if [[ -e $file.jnl ]]; then
+      echo "journal left behind"
+      return 1
+    fi
+    # Data logs without a journal hold nothing: a kill inside H5Fclose,
+    # between the two removals, leaves them (journal-format.md section 7).
+    # A recovery that replayed must remove them.
+    if ((rc == 0)) && ls "$file".jnl.data* >/dev/null 2>&1; then
+      echo "data log left behind: $(ls "$file".jnl.data*)"
+      return 1
+    fi
+  fi
+  ((acked < 0)) && return 0
+  local k
+  for ((k = hi; k >= lo; --k)); do
+    if is_step "$k"; then
+      recovered_step=$k
+      return 0
+    fi
+  done
+  echo "the file is not step $lo$( ((hi > lo)) && echo " or $hi") (h5diff against step $lo:)"
+  "$h5diff" -r "$file" "$(reference "$lo")" 2>&1 | head -12
+  return 1
+}
+
+# The calibration run: uninterrupted, it must end closed, clean and equal to
+# the last step's reference, and unequal to the step before (the checker can
+# tell adjacent steps apart).  Its duration bounds the kill moments.
+calibrate() {
+  what="calibration"
+  start_job inplace
+  local t0
+  t0=$(now_us)
+  wait_job
+  local rc=$?
+  duration=$(($(now_us) - t0))
+  read_step_log
+  if ((rc != 0 || closed != 1)); then
+    echo "FAIL: calibration run: mpiexec exited $rc, step log ends at $acked"; cat "$file".log; exit 1
+  fi
+  "$h5recover" -q "$file"; rc=$?
+  ((rc == 1)) || { echo "FAIL: calibration run: h5recover exited $rc on a closed file"; exit 1; }
+  is_step "$steps" || { echo "FAIL: calibration run: the closed file differs from its reference"; exit 1; }
+  ! is_step $((steps - 1)) || { echo "FAIL: self-check: step $steps equals step $((steps - 1))"; exit 1; }
+  echo "calibration: $steps steps in $((duration / 1000)) ms; the checker tells step $steps from $((steps - 1))"
+}
+
+calibrate
+total=$((kills + rank_kills))
+damaged=0 before_commit=0 finished=0 ahead=0
+for ((i = 0; i < total; ++i)); do
+  raw=inplace
+  ((i % 2)) && raw=log
+  moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))  # the later runs are often faster
+  if ((i < kills)); then victim=all; else victim=$(((i - kills) % ranks)); fi
+  what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps)"
+  start_job "$raw"
+  sleep "$(printf '%d.%06d' $((moment / 1000000)) $((moment % 1000000)))"
+  ended_first=0
+  if ! alive "$job"; then
+    ended_first=1
+  elif [[ $victim == all ]]; then
+    kill_all
+  else
+    kill -KILL "$(cat "$file".pid."$victim")"
+  fi
+  wait_job
+  rc=$?
+  if ((ended_first)); then
+    # Not killed: it must have finished, not failed on its own.
+    ((rc == 0)) || { echo "FAIL: $what: the job ended by itself with status $rc"; cat "$file".log; exit 1; }
+    ((++finished))
+  fi
+  check_no_survivor || exit 1
+  keep_crash_state "$i"
+  recovered_step=none
+  if ! check_crash >"$work/why"; then
+    ((++damaged))
+    echo "$what: acknowledged step $acked, started $started: $(cat "$work/why")"
+    if ((!skip_recovery)); then
+      echo "FAIL: crash state kept in $kept; replay with --seed $seed"
+      exit 1
+    fi
+  fi
+  echo "$what: acknowledged $acked, started $started, recovered to $recovered_step"
+  ((acked < 0)) && ((++before_commit))
+  [[ $recovered_step != none ]] && ((recovered_step > acked)) && ((++ahead))
+  rm -rf "$kept"
+done
+echo "$total kills ($kills whole job, $rank_kills single rank), $damaged damaged, $before_commit before the first commit, $ahead recovered to the step being committed, $finished finished first"
+if ((skip_recovery)); then
+  ((damaged > 0)) && { echo "negative check passed: without recovery the checker finds damage"; exit 0; }
+  echo "FAIL: without recovery no kill was caught: the checker is blind"; exit 1
+fi
+clean
