@@ -14,7 +14,7 @@ say "building with ASan + UBSan in $ASAN_DIR"
 cmake -S "$ROOT_DIR" -B "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_SANITIZE=ON \
   -DH5JOURNAL_EXPLORER_STATES=3000 -DH5JOURNAL_SWEEP_WORKLOAD=timesteps \
-  -DH5JOURNAL_MPI_EXPLORER_STATES=300 -DH5JOURNAL_MPI_SWEEP_WORKLOAD=mpi-inplace > "$ASAN_DIR.configure.log" 2>&1 ||
+  -DH5JOURNAL_MPI_EXPLORER_STATES=300 -DH5JOURNAL_MPI_SWEEP_WORKLOADS=mpi-inplace > "$ASAN_DIR.configure.log" 2>&1 ||
   { cat "$ASAN_DIR.configure.log"; exit 1; }
 cmake --build "$ASAN_DIR" -j "$JOBS"
 say "running the test suite under ASan + UBSan"

@@ -124,9 +124,9 @@ class Session {
   }
 
   // Every follower reads what was committed: the owner's journal, every
-  // data log and the file, as it sees them.  (Rank 0's reads are a serial
-  // writer's, which the HDF5 workloads check; skipping them keeps the fault
-  // sweep's read positions fewer.)
+  // data log and the file, as it sees them.  (Rank 0 reads every rank's
+  // data log at each checkpoint, which recovery then checks; skipping its
+  // reads here keeps the fault sweep's read positions fewer.)
   void check_reads() {
     std::vector<std::byte> seen(model_.bytes.size());
     for (size_t rank = 1; rank < ranks_.size(); ++rank) {
