@@ -273,8 +273,6 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
   return r;
 }
 
-}  // namespace
-
 // The errors the MPI workloads meet unless --every-error.  Short results,
 // EAGAIN and ECANCELED are retried (or given up as "retries exhausted") by
 // the engines below any role, and the HDF5 workloads sweep them; the MPI
@@ -282,6 +280,8 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
 // before each read and write), so they sweep the errors that reach the
 // protocol.
 bool surfaces(Err e) { return e == Err::kEIO || e == Err::kENOSPC; }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string only = "all", dir = "/dev/shm";
