@@ -2,7 +2,8 @@
 # The sanitizer stage: the whole test suite built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (any report fails the test that produced it).
 # The crash-state explorer and the fault sweep run smaller there (3,000
-# states; the timesteps workload), since ASan slows them about 40-fold.
+# states and the timesteps workload; 300 MPI states and the mpi-inplace
+# workload), since ASan slows them about 40-fold.
 # ThreadSanitizer does not apply: the engine has no threads (io_uring is
 # asynchronous without them).
 set -euo pipefail
@@ -12,7 +13,8 @@ ASAN_DIR=$ROOT_DIR/build-asan
 say "building with ASan + UBSan in $ASAN_DIR"
 cmake -S "$ROOT_DIR" -B "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_SANITIZE=ON \
-  -DH5JOURNAL_EXPLORER_STATES=3000 -DH5JOURNAL_SWEEP_WORKLOAD=timesteps > "$ASAN_DIR.configure.log" 2>&1 ||
+  -DH5JOURNAL_EXPLORER_STATES=3000 -DH5JOURNAL_SWEEP_WORKLOAD=timesteps \
+  -DH5JOURNAL_MPI_EXPLORER_STATES=300 -DH5JOURNAL_MPI_SWEEP_WORKLOADS=mpi-inplace > "$ASAN_DIR.configure.log" 2>&1 ||
   { cat "$ASAN_DIR.configure.log"; exit 1; }
 cmake --build "$ASAN_DIR" -j "$JOBS"
 say "running the test suite under ASan + UBSan"

@@ -114,18 +114,23 @@ class Explorer {
     trace_.clear();
     MemFileSystem fs;
     fs.record_into(&trace_);
-    hid_t driver = register_driver_with(fs);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_driver(fapl, driver, &config_);
     rec_.trace = &trace_;
     try {
-      w_.run(fapl, kFile, rec_);
+      if (w_.run_engine != nullptr) w_.run_engine(journal_options_for(kFile, config_, fs), kFile, rec_);
+      else run_hdf5(fs);
     } catch (const WorkloadError& e) {
       std::fprintf(stderr, "explorer: workload %s failed at %s:\n%s", w_.name.c_str(), e.what.c_str(), e.stack.c_str());
       std::exit(2);
     }
-    H5Pclose(fapl);
     return true;
+  }
+
+  void run_hdf5(MemFileSystem& fs) {
+    hid_t driver = register_driver_with(fs);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_driver(fapl, driver, &config_);
+    w_.run(fapl, kFile, rec_);
+    H5Pclose(fapl);
   }
 
   // Checks one crash state; prints why and how to replay it on failure.
@@ -152,7 +157,9 @@ class Explorer {
     if (first.binding_left) return fail("the journal binding attribute was left after recovery");
     int k = commit_of(first.file);
     if (verbose) std::printf("recovered to commit %d (acknowledged %d, started %d)\n", k, acked, started);
-    if (k == -2) return fail("the recovered file is not readable as HDF5");
+    if (k == -2)
+      return fail(w_.run_engine ? "the recovered file is shorter than it says" : "the recovered file is not readable as HDF5");
+    if (k == -1 && verbose && w_.run_engine != nullptr) show_difference(first.file, rec_.snapshots[size_t(acked)]);
     if (k == -1) return fail("the recovered file matches no commit");
     if (k < acked || k > started)
       return fail("the recovered file is commit " + std::to_string(k) + ", outside [" + std::to_string(acked) + ", " +
@@ -202,13 +209,24 @@ class Explorer {
                   (unsigned long long)trace[i].offset, trace[i].bytes.size());
   }
 
+  // For an engine workload, whose snapshots are bytes: where the recovered
+  // file first differs from the acknowledged commit.
+  static void show_difference(const std::vector<std::byte>& file, const std::string& snapshot) {
+    size_t at = 0;
+    while (at < file.size() && at < snapshot.size() && char(file[at]) == snapshot[at]) ++at;
+    size_t differ = 0;
+    for (size_t i = at; i < file.size() && i < snapshot.size(); ++i) differ += char(file[i]) != snapshot[i];
+    std::printf("recovered %zu bytes, the acknowledged commit %zu: %zu bytes differ, the first at %zu\n", file.size(),
+                snapshot.size(), differ, at);
+  }
+
   // Which commit's snapshot the image matches: -1 none, -2 unreadable.
   int commit_of(const std::vector<std::byte>& file) {
     std::string key(reinterpret_cast<const char*>(file.data()), file.size());
     auto it = verdicts_.find(key);
     if (it != verdicts_.end()) return it->second;
     ++stats_.distinct_images;
-    auto desc = describe_image(file);
+    auto desc = describe_contents(w_, file);
     int k = desc ? -1 : -2;
     // The newest matching commit: equal snapshots (nothing changed) are interchangeable.
     if (desc)
@@ -253,7 +271,7 @@ class Explorer {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Crash-state explorer for the h5journal driver"};
-  app.add_option("--workload", o.workload, "a workload name, or all");
+  app.add_option("--workload", o.workload, "a workload name, all (the HDF5 ones) or mpi");
   app.add_option("--states", o.states, "crash states to check, across the workloads");
   app.add_option("--seed", o.seed, "seed of the random crash states");
   app.add_option("--recovery-every", o.recovery_every, "also crash recovery itself for every N-th state (0: never)");
@@ -264,7 +282,7 @@ int main(int argc, char** argv) {
 
   std::vector<const Workload*> chosen;
   for (const auto& w : workloads())
-    if (o.workload == "all" || o.workload == w.name) chosen.push_back(&w);
+    if (selected(w, o.workload)) chosen.push_back(&w);
   if (chosen.empty()) {
     std::fprintf(stderr, "explorer: no workload named %s\n", o.workload.c_str());
     return 2;

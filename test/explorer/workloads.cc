@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "hdf5_walk.h"
+#include "mpi_workload.h"
 
 namespace h5j::explorer {
 namespace {
@@ -225,6 +226,10 @@ void reopen(hid_t fapl_in, const std::string& file, CommitLog& log) {
   H5Pclose(fapl);
 }
 
+void mpi_inplace(const JournalOptions& o, const std::string& file, CommitLog& log) { run_mpi_workload(o, file, log, 1); }
+void mpi_auto(const JournalOptions& o, const std::string& file, CommitLog& log) { run_mpi_workload(o, file, log, 2); }
+void mpi_log(const JournalOptions& o, const std::string& file, CommitLog& log) { run_mpi_workload(o, file, log, 3); }
+
 }  // namespace
 
 const std::vector<Workload>& workloads() {
@@ -241,8 +246,25 @@ const std::vector<Workload>& workloads() {
       {"checkpoints-auto", "checkpoints with raw=auto: new 72 KiB datasets in place, the rest of the raw data "
        "in the data log, materialized at every checkpoint",
        uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_AUTO},
+      {"mpi-inplace", "the MPI commit protocol on the engine: rank 0 and 1 follower, raw=inplace, a 4 KiB "
+       "checkpoint threshold, create then reopen",
+       uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_inplace},
+      {"mpi-auto", "the same with 2 followers and raw=auto",
+       uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_AUTO, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_auto},
+      {"mpi-log", "the same with 3 followers, raw=log, a 16 KiB threshold, and materialize=never",
+       uint64_t(16) << 10, nullptr, H5FD_JOURNAL_RAW_LOG, H5FD_JOURNAL_MATERIALIZE_NEVER, mpi_log},
   };
   return all;
+}
+
+bool selected(const Workload& w, const std::string& choice) {
+  bool mpi = w.run_engine != nullptr;
+  return choice == w.name || (choice == "all" && !mpi) || (choice == "mpi" && mpi);
+}
+
+std::optional<std::string> describe_contents(const Workload& w, const std::vector<std::byte>& file) {
+  if (w.run_engine != nullptr) return describe_mpi_file(file);
+  return describe_image(file);
 }
 
 }  // namespace h5j::explorer

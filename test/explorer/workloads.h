@@ -8,8 +8,11 @@
 
 #include "h5journal.h"
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "journaled_file.h"
 
 namespace h5j::explorer {
 
@@ -36,8 +39,20 @@ struct Workload {
   void (*run)(hid_t fapl, const std::string& file, CommitLog& log);
   H5FD_journal_raw_t raw = H5FD_JOURNAL_RAW_INPLACE;
   H5FD_journal_materialize_t materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
+  // Instead of `run`: drives the engine itself, with the options the driver
+  // would use (mpi_workload.h).  Its snapshots are the file's bytes.
+  void (*run_engine)(const JournalOptions& options, const std::string& file, CommitLog& log) = nullptr;
 };
 
 const std::vector<Workload>& workloads();
+
+// Whether `choice` (a name; "all": every HDF5 workload; "mpi": every MPI
+// one) selects `w`.
+bool selected(const Workload& w, const std::string& choice);
+
+// What a recovered file's bytes are, to compare with a workload's snapshots:
+// HDF5's contents read in full, or the bytes themselves.  nullopt: the file
+// does not open as HDF5.
+std::optional<std::string> describe_contents(const Workload& w, const std::vector<std::byte>& file);
 
 }  // namespace h5j::explorer
