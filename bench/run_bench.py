@@ -371,6 +371,7 @@ def main_parallel(args):
 
     rep = Report()
     rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
+            f"load average {os.getloadavg()[0]:.1f} at the end (other users of the cores); "
             f"files in {args.work}; {b.size('reps')} rounds, drivers alternating, each sample a fresh mpiexec; "
             f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
     report_parallel(rep, f"Parallel W1 checkpoint: {b.size('p_w1_mib')} MiB in 8 contiguous datasets, "
