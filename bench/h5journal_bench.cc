@@ -21,37 +21,18 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "h5journal.h"
+#include "workloads.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using json = nlohmann::json;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "h5journal_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-void check(herr_t status, const char* what) {
-  if (status < 0) die(std::string(what) + " failed");
-}
-
-hid_t check_id(hid_t id, const char* what) {
-  if (id < 0) die(std::string(what) + " failed");
-  return id;
-}
+using namespace bench;
 
 // --- drivers -------------------------------------------------------------------
 
@@ -76,12 +57,6 @@ struct Driver {
     return fapl;
   }
 };
-
-void fsync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) die("fsync " + path + ": " + std::strerror(errno));
-  ::close(fd);
-}
 
 // An open HDF5 file through one driver, with the driver's commit points.
 class BenchFile {
@@ -134,34 +109,7 @@ class BenchFile {
 
 // --- helpers -------------------------------------------------------------------
 
-hid_t create_dataset(hid_t loc, const char* name, const std::vector<hsize_t>& dims,
-                     const std::vector<hsize_t>& maxdims = {}, hid_t dcpl = H5P_DEFAULT) {
-  hid_t space = check_id(H5Screate_simple(int(dims.size()), dims.data(), maxdims.empty() ? nullptr : maxdims.data()),
-                         "H5Screate_simple");
-  hid_t ds = check_id(H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "H5Dcreate2");
-  H5Sclose(space);
-  return ds;
-}
-
-// Writes `buf` into the box [start, start + count) of `ds`.
-void write_box(hid_t ds, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const double* buf) {
-  hid_t fs = check_id(H5Dget_space(ds), "H5Dget_space");
-  check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr), "H5Sselect_hyperslab");
-  hid_t ms = check_id(H5Screate_simple(int(count.size()), count.data(), nullptr), "H5Screate_simple");
-  check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf), "H5Dwrite");
-  H5Sclose(ms);
-  H5Sclose(fs);
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
-}
-
-json result(const char* workload, const Driver& d, double secs) {
-  return json{{"workload", workload}, {"driver", d.name}, {"config", d.config}, {"seconds", secs}};
-}
+json result(const char* workload, const Driver& d, double secs) { return bench::result(workload, d.name, d.config, secs); }
 
 // A result that counts `n` of something (operations, commits), and their rate.
 json counted_result(const char* workload, const Driver& d, double secs, const std::string& what, int n) {
@@ -173,44 +121,26 @@ json counted_result(const char* workload, const Driver& d, double secs, const st
 
 // --- workloads -----------------------------------------------------------------
 
-// W1 checkpoint: `datasets` contiguous datasets of `mib` MiB in total, each
-// written whole, front to back, in 16 MiB calls; one commit, at close.
+// W1 checkpoint (workloads.h), one commit, at close.
 json w1_checkpoint(const Driver& d, const std::string& path, uint64_t mib, int datasets) {
-  const hsize_t per_ds = (mib << 20) / sizeof(double) / hsize_t(datasets);
-  const hsize_t piece = std::min<hsize_t>(per_ds, (16 << 20) / sizeof(double));
-  std::vector<double> buf(piece, 1.5);
   auto t0 = Clock::now();
   BenchFile f(d, path);
-  for (int i = 0; i < datasets; ++i) {
-    hid_t ds = create_dataset(f.id(), ("checkpoint" + std::to_string(i)).c_str(), {per_ds});
-    for (hsize_t at = 0; at < per_ds; at += piece) write_box(ds, {at}, {std::min(piece, per_ds - at)}, buf.data());
-    H5Dclose(ds);
-  }
+  uint64_t bytes = write_checkpoint(f.id(), mib, datasets, Share{});
   f.close();
   json r = result("W1", d, seconds_since(t0));
-  r["bytes"] = per_ds * sizeof(double) * hsize_t(datasets);
+  r["bytes"] = bytes;
   return r;
 }
 
-// W2 strided: an n^3 array of doubles (contiguous layout) written in 32^3
-// blocks; each block is 32^2 runs of 256 bytes, n*8 bytes apart.  One commit,
-// at close.
+// W2 strided (workloads.h), one commit, at close.
 json w2_strided(const Driver& d, const std::string& path, hsize_t n) {
-  const hsize_t b = 32;
-  if (n % b != 0) die("W2 needs an edge that is a multiple of 32");
-  std::vector<double> block(b * b * b);
-  std::iota(block.begin(), block.end(), 0.0);
   auto t0 = Clock::now();
   BenchFile f(d, path);
-  hid_t ds = create_dataset(f.id(), "array", {n, n, n});
-  for (hsize_t i = 0; i < n; i += b)
-    for (hsize_t j = 0; j < n; j += b)
-      for (hsize_t k = 0; k < n; k += b) write_box(ds, {i, j, k}, {b, b, b}, block.data());
-  H5Dclose(ds);
+  uint64_t bytes = write_strided(f.id(), n, Share{});
   json stats = f.journal_stats();
   f.close();
   json r = result("W2", d, seconds_since(t0));
-  r["bytes"] = n * n * n * sizeof(double);
+  r["bytes"] = bytes;
   if (!stats.is_null()) r.update(stats);
   return r;
 }

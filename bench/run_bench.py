@@ -8,12 +8,15 @@ one run travel between machines, so every target is a ratio.
 
   bench/run_bench.py --build build                  # the full run (about 20 min)
   bench/run_bench.py --build build --quick          # every workload, tiny (under a minute)
+  bench/run_bench.py --build build --parallel       # parallel W1, W2, commit cost under mpiexec (6 to 8 min)
 
 Writes OUT/results.md (the table, also on stdout), OUT/samples.json (every
-raw sample) and OUT/*.png (plots, when matplotlib is installed).
+raw sample) and OUT/*.png (plots, when matplotlib is installed).  --parallel
+writes OUT/parallel-results.md and OUT/parallel-samples.json.
 """
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -44,7 +47,28 @@ SIZES = {
     "bare_mib": (512, 16),
     "bare_syncs": (200, 20),
     "reps": (7, 1),
+    # The parallel benchmark (--parallel).
+    "p_w1_mib": (1024, 16),
+    "p_w2_edge": (256, 64),
+    "p_ranks": ((1, 2, 4), (1, 2)),
+    "p_steps": (100, 10),
+    "p_reps": (3, 1),
 }
+
+# parallel_bench's drivers.  mpio is timed with independent and with
+# collective writes (its common use), and the journal is compared with the
+# faster of the two.  The journal's own writes are independent: its
+# collective I/O is being reworked in vfd/, so journal/coll runs only with
+# --collective.  "collectives" is the commit protocol's MPI calls alone.
+PARALLEL_DRIVERS = {
+    "mpio": ["--driver", "mpio"],
+    "mpio/coll": ["--driver", "mpio", "--collective"],
+    "mpio-durable": ["--driver", "mpio-durable"],
+    "journal": ["--driver", "journal"],
+    "journal/nosync": ["--driver", "journal", "--config", "durable=false"],
+}
+JOURNAL_COLLECTIVE = {"journal/coll": ["--driver", "journal", "--collective"]}
+COMMIT_DRIVERS = ["mpio", "journal", "journal/nosync", "collectives"]
 
 
 class Bench:
@@ -94,6 +118,12 @@ class Bench:
             return ["--driver", "journal", "--config", JOURNAL_CONFIGS[driver]]
         return ["--driver", driver]
 
+    def sample_argv(self, workload, path, driver, args):
+        return [self.exe, workload, path] + self.driver_args(driver) + args
+
+    def label(self, workload, driver):
+        return f"{workload}/{driver}"
+
     def alternate(self, workload, args, drivers=DRIVERS, with_bare_sync=False):
         """Every driver once per round, rounds repeated: A B C A B C.
 
@@ -114,7 +144,7 @@ class Bench:
                     [self.exe, "bare-fdatasync", self.work / "bare", "--count", self.size("bare_syncs")], "bare-fdatasync"))
             for d in drivers:
                 path = self.fresh(f"{workload}.h5")
-                s = self.run([self.exe, workload, path] + self.driver_args(d) + args, f"{workload}/{d}")
+                s = self.run(self.sample_argv(workload, path, d, args), self.label(workload, d))
                 per_driver[d].append(s)
                 if d == "core":
                     self.run([self.exe, workload, self.fresh(f"{workload}.h5")] + self.driver_args("sec2") + args,
@@ -146,6 +176,29 @@ class Bench:
                     opened.append(self.run([self.exe, "open-recover", path], f"w5/open/{mib}"))
         self.fresh("w5.h5")
         return rec, opened
+
+
+class ParallelBench(Bench):
+    """parallel_bench under `mpiexec -n ranks`: each sample a fresh job.
+    Set `ranks` before each alternate()."""
+
+    def __init__(self, args, drivers):
+        super().__init__(args)
+        self.exe = Path(args.build) / "bench" / "parallel_bench"
+        self.drivers = drivers
+        self.ranks = 1
+
+    def size(self, key):
+        return super().size("p_reps" if key == "reps" and not self.reps else key)
+
+    def sample_argv(self, workload, path, driver, args):
+        mpi = ["mpiexec", "-n", self.ranks, self.exe]
+        if driver == "collectives":
+            return mpi + ["collectives", "--count", self.size("p_steps")]
+        return mpi + [workload, path] + self.drivers[driver] + args
+
+    def label(self, workload, driver):
+        return f"{workload}/np{self.ranks}/{driver}"
 
 
 def median(samples, key):
@@ -201,12 +254,19 @@ def main():
     ap.add_argument("--out", default=None, help="where the table, samples and plots go (default BUILD/bench-results)")
     ap.add_argument("--work", default=None, help="where the files are written: a real disk (default BUILD/bench-work)")
     ap.add_argument("--quick", action="store_true", help="every workload tiny: a smoke test, not a measurement")
-    ap.add_argument("--reps", type=int, default=0, help="rounds of each workload (default 5; 1 with --quick)")
+    ap.add_argument("--reps", type=int, default=0,
+                    help="rounds of each workload (default 7, 3 with --parallel; 1 with --quick)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="the parallel benchmark instead: W1, W2 and the commit cost under mpiexec, against mpio")
+    ap.add_argument("--collective", action="store_true",
+                    help="with --parallel: time the journal's collective writes too (journal/coll)")
     args = ap.parse_args()
     args.out = Path(args.out or Path(args.build) / ("bench-quick" if args.quick else "bench-results"))
     args.work = Path(args.work or Path(args.build) / "bench-work")
     args.out.mkdir(parents=True, exist_ok=True)
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.parallel:
+        return main_parallel(args)
     b = Bench(args)
     started = time.monotonic()
 
@@ -286,12 +346,126 @@ def main():
     rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
     rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
 
-    text = "\n".join(rep.lines) + "\n"
-    print(text)
-    (args.out / "results.md").write_text(text)
-    (args.out / "samples.json").write_text(json.dumps(b.samples, indent=1))
+    write_outputs(args.out, "", rep, b.samples)
     plot(args.out, w1, w2, w4, w4_sync_us)
     shutil.rmtree(args.work, ignore_errors=True)
+
+
+def write_outputs(out, prefix, rep, samples):
+    text = "\n".join(rep.lines) + "\n"
+    print(text)
+    (out / f"{prefix}results.md").write_text(text)
+    (out / f"{prefix}samples.json").write_text(json.dumps(samples, indent=1))
+
+
+# --- the parallel benchmark -------------------------------------------------------
+
+def main_parallel(args):
+    drivers = dict(PARALLEL_DRIVERS, **(JOURNAL_COLLECTIVE if args.collective else {}))
+    b = ParallelBench(args, drivers)
+    started = time.monotonic()
+    w1, w2, commits = {}, {}, {}
+    for n in b.size("p_ranks"):
+        b.ranks = n
+        # At one rank the journal opens the file serially, and HDF5 refuses
+        # collective writes to a driver without MPI.
+        ranked = [d for d in drivers if n > 1 or d != "journal/coll"]
+        w1[n] = b.alternate("w1", ["--mib", b.size("p_w1_mib")], drivers=ranked)
+        w2[n] = b.alternate("w2", ["--edge", b.size("p_w2_edge")], drivers=ranked)
+        commits[n] = b.alternate("commits", ["--steps", b.size("p_steps")], drivers=COMMIT_DRIVERS)
+
+    rep = Report()
+    rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
+            f"load average {os.getloadavg()[0]:.1f} at the end (other users of the cores); "
+            f"files in {args.work}; {b.size('reps')} rounds, drivers alternating, each sample a fresh mpiexec; "
+            f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
+    report_parallel(rep, f"Parallel W1 checkpoint: {b.size('p_w1_mib')} MiB in 8 contiguous datasets, "
+                         "each rank its share of each", w1)
+    report_parallel(rep, f"Parallel W2 strided: {b.size('p_w2_edge')}³ doubles in 32³ blocks, each rank its slab",
+                    w2)
+    for name, results, goal in (("W1", w1, 1.0), ("W2", w2, 3.0)):
+        for n, res in results.items():
+            best = max(throughput(res["mpio"]), throughput(res["mpio/coll"]))
+            for j in (d for d in res if d.startswith("journal")):
+                r = throughput(res[j]) / best
+                rep.target(f"{name} {j}, {n} ranks, vs mpio (faster of independent and collective)",
+                           f"{r:.2f}x", f">= {goal:g}x", r >= goal)
+    report_commits(rep, b.size("p_steps"), commits)
+    rep.add("### Targets", "")
+    rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
+    rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
+    write_outputs(args.out, "parallel-", rep, b.samples)
+    shutil.rmtree(args.work, ignore_errors=True)
+
+
+def report_parallel(rep, title, results):
+    """A row a driver, a column a rank count: MB/s (median, and the fastest
+    sample, which the cores' other users disturbed least), the spread, and
+    the median's ratio to the faster mpio."""
+    rep.add(f"### {title}", "")
+    rows = []
+    for d in dict.fromkeys(d for res in results.values() for d in res):
+        row = [d]
+        for res in results.values():
+            if d not in res:
+                row.append("-")
+                continue
+            best = max(throughput(res["mpio"]), throughput(res["mpio/coll"]))
+            fastest = max(s["bytes"] / s["seconds"] / 1e6 for s in res[d])
+            row.append(f"{throughput(res[d]):.0f} / {fastest:.0f} ±{spread(res[d], 'seconds'):.0f}% "
+                       f"({throughput(res[d]) / best:.2f}x)")
+        rows.append(row)
+    rep.table(["driver"] + [f"{n} ranks: MB/s median / fastest (x faster mpio)" for n in results], rows)
+    broken = sorted({f"{d} at {n} ranks" for n, res in results.items() for d, ss in res.items()
+                     if any(s["collective"] and s["actual_io_mode"] == 0 for s in ss)})
+    if broken:
+        rep.add("HDF5 made collective writes independent for: " + ", ".join(broken) + ".", "")
+
+
+def protocol_model(ranks, records, rank0_bytes):
+    """One commit of the MPI protocol, counted from vfd/mpi_session.cc:
+    three agreements (MPI_Allgather of a 4-byte status), the record lengths
+    (MPI_Gather, 4 bytes a rank), and each follower's `records` DATA records
+    (MPI_Gatherv, 56 bytes each).  Messages into rank 0 follow MPICH's
+    algorithms for short messages: log2(p) steps for Allgather (recursive
+    doubling or Bruck) and for Gather (binomial tree); Gatherv is linear,
+    one message from each follower with records.  Journal bytes from
+    docs/journal-format.md: BEGIN 40, COMMIT 64, 88 a DATA record, plus
+    rank 0's own records; a commit then pads to the next 4 KiB.  Returns
+    (messages, bytes into rank 0, journal record bytes, journal space)."""
+    followers = ranks - 1
+    messages = 4 * math.ceil(math.log2(ranks)) + (followers if records else 0) if ranks > 1 else 0
+    to_rank0 = (3 * 4 + 4 + 56 * records) * followers
+    journal = 40 + 64 + rank0_bytes + 88 * records * followers
+    return messages, to_rank0, journal, -(-journal // 4096) * 4096
+
+
+def report_commits(rep, steps, commits):
+    rep.add(f"### Commit cost: each rank overwrites its 8 KiB of a committed dataset, then H5Fflush; {steps} steps",
+            "", "Commit p50 (p99) in µs on rank 0, all ranks starting together. mpio's H5Fflush is an "
+            "MPI_File_sync. \"collectives\" is the commit protocol's MPI calls alone, without I/O. "
+            "Journal bytes: the last commit's records, read back from the journal.", "")
+    rows = []
+    for n, res in commits.items():
+        census = res["journal"][0]["journal"]
+        lat = [f"{median(res[d], 'commit_p50_us'):.0f} ({median(res[d], 'commit_p99_us'):.0f})"
+               for d in ("mpio", "journal", "journal/nosync")]
+        rows.append([n] + lat + [f"{median(res['collectives'], 'p50_us'):.0f}",
+                                 ", ".join(f"{v} {k}" for k, v in census["records"].items()),
+                                 sum(census["record_bytes"].values()), census["space"]])
+    rep.table(["ranks", "mpio", "journal", "journal/nosync", "collectives alone", "journal records",
+               "journal bytes", "journal space"], rows)
+    first = next(iter(commits.values()))["journal"][0]["journal"]["record_bytes"]
+    rank0 = sum(v for k, v in first.items() if k not in ("BEGIN", "COMMIT", "DATA"))
+    rep.add("The protocol per commit, one DATA record a follower (protocol_model in run_bench.py; "
+            f"rank 0's own records: {rank0} bytes):", "")
+    rows = []
+    for n in list(commits) + [1000]:
+        messages, to_rank0, journal, space = protocol_model(n, 1, rank0)
+        measured = sum(commits[n]["journal"][0]["journal"]["record_bytes"].values()) if n in commits else "-"
+        rows.append([n, messages, f"{to_rank0:,}", f"{journal:,}", measured, f"{space:,}"])
+    rep.table(["ranks", "messages into rank 0", "bytes into rank 0", "journal bytes (model)",
+               "journal bytes (measured)", "journal space"], rows)
 
 
 def plot(out, w1, w2, w4, sync_us):

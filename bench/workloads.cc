@@ -1,0 +1,108 @@
+#include "workloads.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+
+namespace bench {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void die(const std::string& what) {
+  std::fprintf(stderr, "h5journal bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void check(herr_t status, const char* what) {
+  if (status < 0) die(std::string(what) + " failed");
+}
+
+hid_t check_id(hid_t id, const char* what) {
+  if (id < 0) die(std::string(what) + " failed");
+  return id;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) die("fsync " + path + ": " + std::strerror(errno));
+  ::close(fd);
+}
+
+json result(const char* workload, const std::string& driver, const std::string& config, double secs) {
+  return json{{"workload", workload}, {"driver", driver}, {"config", config}, {"seconds", secs}};
+}
+
+hid_t create_dataset(hid_t loc, const char* name, const std::vector<hsize_t>& dims,
+                     const std::vector<hsize_t>& maxdims, hid_t dcpl) {
+  hid_t space = check_id(H5Screate_simple(int(dims.size()), dims.data(), maxdims.empty() ? nullptr : maxdims.data()),
+                         "H5Screate_simple");
+  hid_t ds = check_id(H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "H5Dcreate2");
+  H5Sclose(space);
+  return ds;
+}
+
+void write_box(hid_t ds, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const double* buf,
+               hid_t dxpl) {
+  hid_t fs = check_id(H5Dget_space(ds), "H5Dget_space");
+  hid_t ms = check_id(H5Screate_simple(int(count.size()), count.data(), nullptr), "H5Screate_simple");
+  if (std::find(count.begin(), count.end(), 0) != count.end()) {
+    check(H5Sselect_none(fs), "H5Sselect_none");
+    check(H5Sselect_none(ms), "H5Sselect_none");
+  } else {
+    check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+          "H5Sselect_hyperslab");
+  }
+  check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf), "H5Dwrite");
+  H5Sclose(ms);
+  H5Sclose(fs);
+}
+
+hsize_t Share::begin(hsize_t n) const {
+  hsize_t r = hsize_t(rank), p = hsize_t(ranks);
+  return r * (n / p) + std::min(r, n % p);
+}
+
+uint64_t write_checkpoint(hid_t file, uint64_t mib, int datasets, Share share, hid_t dxpl) {
+  const hsize_t per_ds = (mib << 20) / sizeof(double) / hsize_t(datasets);
+  const hsize_t piece = std::min<hsize_t>(share.most(per_ds), (16 << 20) / sizeof(double));
+  const hsize_t begin = share.begin(per_ds), end = share.end(per_ds);
+  std::vector<double> buf(piece, 1.5);
+  for (int i = 0; i < datasets; ++i) {
+    hid_t ds = create_dataset(file, ("checkpoint" + std::to_string(i)).c_str(), {per_ds});
+    for (hsize_t done = 0; done < share.most(per_ds); done += piece) {
+      hsize_t at = std::min(begin + done, end);
+      write_box(ds, {at}, {std::min(piece, end - at)}, buf.data(), dxpl);
+    }
+    H5Dclose(ds);
+  }
+  return per_ds * sizeof(double) * hsize_t(datasets);
+}
+
+uint64_t write_strided(hid_t file, hsize_t n, Share share, hid_t dxpl) {
+  const hsize_t b = 32, m = n / b, blocks = m * m * m;
+  if (n % b != 0) die("W2 needs an edge that is a multiple of 32");
+  std::vector<double> block(b * b * b);
+  std::iota(block.begin(), block.end(), 0.0);
+  hid_t ds = create_dataset(file, "array", {n, n, n});
+  const hsize_t first = share.begin(blocks), end = share.end(blocks);
+  for (hsize_t x = first; x < first + share.most(blocks); ++x) {
+    hsize_t edge = x < end ? b : 0;
+    write_box(ds, {x / (m * m) * b, x / m % m * b, x % m * b}, {edge, edge, edge}, block.data(), dxpl);
+  }
+  H5Dclose(ds);
+  return n * n * n * sizeof(double);
+}
+
+}  // namespace bench

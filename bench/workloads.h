@@ -1,0 +1,63 @@
+// What the serial benchmark (h5journal_bench) and the parallel one
+// (parallel_bench) share: error handling, timing, and the bodies of W1 and
+// W2, which write one process's share of the work into an open file.  With
+// one process the share is everything, and W1 and W2 are the serial
+// workloads exactly.
+#pragma once
+
+#include <hdf5.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+double seconds_since(Clock::time_point t0);
+[[noreturn]] void die(const std::string& what);
+void check(herr_t status, const char* what);
+hid_t check_id(hid_t id, const char* what);
+double percentile(std::vector<double> v, double p);
+// fsync of a closed file: durability for drivers that do not sync at close.
+void fsync_path(const std::string& path);
+
+// One sample's JSON: which workload, which driver, how long.
+json result(const char* workload, const std::string& driver, const std::string& config, double secs);
+
+hid_t create_dataset(hid_t loc, const char* name, const std::vector<hsize_t>& dims,
+                     const std::vector<hsize_t>& maxdims = {}, hid_t dcpl = H5P_DEFAULT);
+
+// Writes `buf` into the box [start, start + count) of `ds`.  A count with a
+// zero selects nothing, so that a process with no work left can still take
+// part in a collective write.
+void write_box(hid_t ds, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, const double* buf,
+               hid_t dxpl = H5P_DEFAULT);
+
+// One process's part of work split across `ranks` processes: a contiguous
+// range of each list of items (elements, blocks).
+struct Share {
+  int rank = 0;
+  int ranks = 1;
+  hsize_t begin(hsize_t n) const;  // the first n % ranks ranks take one item more
+  hsize_t end(hsize_t n) const { return Share{rank + 1, ranks}.begin(n); }
+  // Items the busiest rank takes: every rank makes that many calls, so that
+  // collective calls match (a rank with nothing left writes an empty box).
+  hsize_t most(hsize_t n) const { return (n + hsize_t(ranks) - 1) / hsize_t(ranks); }
+};
+
+// W1 checkpoint: `datasets` contiguous 1-D datasets of `mib` MiB in total.
+// Each process writes its share of every dataset, front to back, in calls
+// of up to 16 MiB.  Returns the bytes of the whole file's data.
+uint64_t write_checkpoint(hid_t file, uint64_t mib, int datasets, Share share, hid_t dxpl = H5P_DEFAULT);
+
+// W2 strided: an n^3 array of doubles (contiguous layout) written in 32^3
+// blocks, each 32^2 runs of 256 bytes, n*8 bytes apart.  The blocks, in
+// i, j, k order, are shared out in contiguous ranges: slabs of the array
+// when the ranks divide n/32.  Returns the bytes of the whole array.
+uint64_t write_strided(hid_t file, hsize_t n, Share share, hid_t dxpl = H5P_DEFAULT);
+
+}  // namespace bench
