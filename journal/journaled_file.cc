@@ -576,7 +576,10 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // write must not each count as small.
 Status JournaledFile::write_windows(std::span<const RawPiece> pieces, uint32_t tag) {
   uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
-  if (!sorted_and_disjoint(pieces)) {
+  // Under MPI a window's gaps may hold other ranks' bytes, which writing
+  // the window back would overwrite with stale ones (why HDF5 turns its
+  // sieve buffer off in parallel): rank 0 writes each piece alone.
+  if (!sorted_and_disjoint(pieces) || opts_.role == Role::kMpiOwner) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }

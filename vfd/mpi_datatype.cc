@@ -180,9 +180,13 @@ std::vector<Block> stream(const TypeMap& map, int64_t at, int64_t bytes) {
 
 }  // namespace
 
-bool collective_types_in_context(CollectiveTypes& out) {
+bool collective_in_context() {
   H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-  if (H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE) return false;
+  return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
+}
+
+bool collective_types_in_context(CollectiveTypes& out) {
+  if (!collective_in_context()) return false;
   if (H5CX_get_mpi_coll_datatypes(&out.buf_type, &out.file_type) < 0) return false;
   return !(out.buf_type == MPI_BYTE && out.file_type == MPI_BYTE);
 }

@@ -32,6 +32,10 @@ struct CollectivePiece {
   uint64_t length;
 };
 
+// Whether HDF5 declared the current transfer collective (every rank of the
+// file's communicator makes the call, as MPI-IO's *_all calls require).
+bool collective_in_context();
+
 // The collective layout HDF5 set for the current raw transfer, if any: the
 // transfer mode is collective and the types are not both MPI_BYTE.
 struct CollectiveTypes {
