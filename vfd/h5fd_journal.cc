@@ -306,13 +306,15 @@ Result<std::vector<CollectivePiece>> collective_transfer(const JournalDriverFile
   return collective_pieces(addr, size, types);
 }
 
-// A write HDF5 declared collective ends together on every rank, as
+// A raw write HDF5 declared collective ends together on every rank, as
 // mpio's MPI_File_write_at_all does, with one outcome.  HDF5 relies on it:
 // it fills new chunks with one collective write (each rank its share) and
 // writes their data with the next, and rank 0's fill of a chunk, journaled,
-// must not land after another rank's data for it.
-Status end_of_collective_write(JournalDriverFile& f, const Status& local) {
-  if (!f.mpi || !collective_in_context()) return local;
+// must not land after another rank's data for it.  Metadata writes never
+// are: under PROCESS_0_ONLY rank 0 alone writes them, inside whatever call
+// made the metadata cache flush, collective or not.
+Status end_of_collective_write(JournalDriverFile& f, bool raw, const Status& local) {
+  if (!f.mpi || !raw || !collective_call_in_context()) return local;
   return f.mpi->agree(local);
 }
 
@@ -359,7 +361,7 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
                : !pieces->empty()   ? write_pieces(f, type, *pieces, in)
                : type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type))
                                        : f.write(addr, bytes, uint32_t(type));
-    s = end_of_collective_write(*self(file), s);
+    s = end_of_collective_write(*self(file), type == H5FD_MEM_DRAW, s);
     if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
     return 0;
   });
@@ -419,7 +421,9 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
       if (s) s = f.write(addrs[i], bytes, uint32_t(type));
     });
     flush_raw();
-    s = end_of_collective_write(*self(file), s);
+    bool all_raw = true;
+    for_each_element(count, types, sizes, [&](uint32_t, H5FD_mem_t type, size_t) { all_raw = all_raw && type == H5FD_MEM_DRAW; });
+    s = end_of_collective_write(*self(file), all_raw, s);
     if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s.message());
     return 0;
   });

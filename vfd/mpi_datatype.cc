@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <string>
 
-// HDF5's API context is private, but these two functions are exported from
+// HDF5's API context is private, but these functions are exported from
 // libhdf5 and are how mpio (H5FDmpio.c, H5FD__mpio_read/write) learns the
 // layout of a collective transfer; there is no public route.
 extern "C" herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t* io_xfer_mode);
 extern "C" herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype* btype, MPI_Datatype* ftype);
+extern "C" herr_t H5CX_get_mpio_coll_opt(H5FD_mpio_collective_opt_t* mpio_coll_opt);
 
 namespace h5j {
 namespace {
@@ -180,13 +181,20 @@ std::vector<Block> stream(const TypeMap& map, int64_t at, int64_t bytes) {
 
 }  // namespace
 
-bool collective_in_context() {
+namespace {
+bool collective_mode_in_context() {
   H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
   return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 }
+}  // namespace
+
+bool collective_call_in_context() {
+  H5FD_mpio_collective_opt_t option = H5FD_MPIO_INDIVIDUAL_IO;
+  return collective_mode_in_context() && H5CX_get_mpio_coll_opt(&option) >= 0 && option == H5FD_MPIO_COLLECTIVE_IO;
+}
 
 bool collective_types_in_context(CollectiveTypes& out) {
-  if (!collective_in_context()) return false;
+  if (!collective_mode_in_context()) return false;
   if (H5CX_get_mpi_coll_datatypes(&out.buf_type, &out.file_type) < 0) return false;
   return !(out.buf_type == MPI_BYTE && out.file_type == MPI_BYTE);
 }

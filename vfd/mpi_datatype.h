@@ -32,9 +32,11 @@ struct CollectivePiece {
   uint64_t length;
 };
 
-// Whether HDF5 declared the current transfer collective (every rank of the
-// file's communicator makes the call, as MPI-IO's *_all calls require).
-bool collective_in_context();
+// Whether HDF5 declared the current call collective: every rank of the
+// file's communicator makes it (the transfer mode is collective, and the
+// collective option is not H5FD_MPIO_INDIVIDUAL_IO, with which mpio too
+// makes independent calls).
+bool collective_call_in_context();
 
 // The collective layout HDF5 set for the current raw transfer, if any: the
 // transfer mode is collective and the types are not both MPI_BYTE.
