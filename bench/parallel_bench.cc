@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -124,34 +125,31 @@ double timed(F&& work) {
 
 // --- workloads -----------------------------------------------------------------
 
-json w1_checkpoint(const Driver& d, const std::string& path, uint64_t mib) {
+// One timed run of a workload body: open, write this rank's share, close.
+json timed_workload(const Driver& d, const std::string& path, const char* name,
+                    const std::function<uint64_t(const ParallelFile&)>& write) {
   uint64_t bytes = 0;
   json mode;
   double secs = timed([&] {
     ParallelFile f(d, path);
-    bytes = write_checkpoint(f.id(), mib, 8, f.share(), f.dxpl());
+    bytes = write(f);
     mode = f.io_mode();
     f.close();
   });
-  json r = d.result("W1", secs);
+  json r = d.result(name, secs);
   r["bytes"] = bytes;
   r.update(mode);
   return r;
 }
 
+json w1_checkpoint(const Driver& d, const std::string& path, uint64_t mib) {
+  return timed_workload(d, path, "W1",
+                        [&](const ParallelFile& f) { return write_checkpoint(f.id(), mib, 8, f.share(), f.dxpl()); });
+}
+
 json w2_strided(const Driver& d, const std::string& path, hsize_t edge) {
-  uint64_t bytes = 0;
-  json mode;
-  double secs = timed([&] {
-    ParallelFile f(d, path);
-    bytes = write_strided(f.id(), edge, f.share(), f.dxpl());
-    mode = f.io_mode();
-    f.close();
-  });
-  json r = d.result("W2", secs);
-  r["bytes"] = bytes;
-  r.update(mode);
-  return r;
+  return timed_workload(d, path, "W2",
+                        [&](const ParallelFile& f) { return write_strided(f.id(), edge, f.share(), f.dxpl()); });
 }
 
 // What the journal holds per transaction, read back on rank 0 from the
