@@ -75,9 +75,17 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     auto matches = data_matches(t, data_log);
     if (!matches) return matches.status();
     if (!*matches) {
-      if (mode == RecoveryMode::kStrict)
+      // The data log is made durable before the journal's COMMIT, so a
+      // committed transaction's data-log bytes cannot be torn by a crash:
+      // failing their CRC is damage, never a torn tail.  Tolerate-tail
+      // refuses it as strict does, wherever the transaction is.
+      if (mode == RecoveryMode::kStrict || mode == RecoveryMode::kTolerateTail)
         return Status(Code::kCorrupt, "journal damaged: transaction " + std::to_string(t.txn) +
-                                          "'s raw data in the data log fails its CRC (recovery mode strict)");
+                                          "'s raw data in the data log fails its CRC" +
+                                          (mode == RecoveryMode::kTolerateTail
+                                               ? " (damage under a committed transaction, not a torn tail)"
+                                               : "") +
+                                          " (recovery mode " + recovery_mode_name(mode) + ")");
       if (plan.refused_txn == 0) plan.refused_txn = t.txn;
       return Status::ok();
     }

@@ -60,8 +60,10 @@ struct DataLogAccess {
 //
 // Each committed transaction's DATA records are checked with
 // `data_log.matches` before it is applied.  A transaction whose data fails
-// is refused, and with it everything after it (point-in-time,
-// tolerate-tail), or the plan (strict), or only itself (salvage).
+// is refused, and with it everything after it (point-in-time), or the
+// plan (strict; tolerate-tail too: the data log is durable before COMMIT,
+// so committed data that fails is damage, not a torn tail), or only itself
+// (salvage).
 //
 // Salvage also rebuilds from the data log: a transaction missing from the
 // stream (damage skipped) before one that validates did commit (the writer

@@ -436,6 +436,40 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
     CHECK(rw.status().message().find("fails its CRC") != std::string::npos);
     CHECK(test::file_size(path) == 0);
   }
+  SUBCASE("tolerate-tail refuses a committed transaction's damaged data when later ones follow") {
+    // The first transaction's bytes (a run of value 1) damaged; the second
+    // committed after it.  Damage followed by valid records is no torn tail.
+    auto log = test::read_file(dpath);
+    std::vector<std::byte> ones(100, std::byte(1));
+    auto it = std::search(log.begin(), log.end(), ones.begin(), ones.end());
+    REQUIRE(it != log.end());
+    *it = std::byte(7);
+    test::write_file(dpath, log);
+    auto journal_before = test::read_file(jpath);
+    opts.recovery_mode = RecoveryMode::kTolerateTail;
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!rw);
+    CHECK(rw.status().code() == Code::kCorrupt);
+    CHECK(rw.status().message().find("transaction 1's raw data in the data log fails its CRC") != std::string::npos);
+    CHECK(rw.status().message().find("tolerate-tail") != std::string::npos);
+    CHECK(test::file_size(path) == 0);  // nothing lost: the file, journal and data log are untouched
+    CHECK(test::read_file(jpath) == journal_before);
+    CHECK(test::read_file(dpath) == log);
+  }
+  SUBCASE("tolerate-tail refuses damaged data under the last committed transaction too") {
+    // The data log is durable before COMMIT: committed data cannot be torn.
+    auto log = test::read_file(dpath);
+    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
+    REQUIRE(it != log.rend());
+    *it = std::byte(7);
+    test::write_file(dpath, log);
+    opts.recovery_mode = RecoveryMode::kTolerateTail;
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!rw);
+    CHECK(rw.status().code() == Code::kCorrupt);
+    CHECK(rw.status().message().find("transaction 2's raw data in the data log fails its CRC") != std::string::npos);
+    CHECK(test::file_size(path) == 0);
+  }
   SUBCASE("a missing data log is named, and nothing changes") {
     REQUIRE(posix_filesystem().remove(dpath));
     auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
