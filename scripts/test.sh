@@ -5,7 +5,8 @@
 #      the benchmark harness's --quick smoke run, ...);
 #   2. the same suite under AddressSanitizer + UBSan (scripts/sanitize.sh);
 #   3. each fuzz target for FUZZ_SECONDS (default 60; scripts/fuzz.sh);
-#   4. HDF5's own serial test programs through the driver, beside sec2
+#   4. HDF5's own test programs through the driver: serial beside sec2,
+#      parallel (testphdf5, t_pflush1/2 at 2 and 4 ranks) beside mpio
 #      (scripts/hdf5-conformance.sh; docs/conformance.md).
 # .ci/run runs this.
 set -euo pipefail
@@ -18,5 +19,5 @@ say "stage 2: the test suite under sanitizers"
 say "stage 3: fuzzing"
 "$ROOT_DIR/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
 say "stage 4: HDF5's test suite through the driver"
-"$ROOT_DIR/scripts/hdf5-conformance.sh" --serial --no-docs
+"$ROOT_DIR/scripts/hdf5-conformance.sh" --no-docs
 say "all stages passed"
