@@ -19,5 +19,9 @@ echo "identical to mpio at $ranks ranks"
 # A tool outside MPI, with the driver chosen by name: the driver initialises
 # MPI itself (a world of one rank) and opens the file serially.
 plugin_dir=$5
-HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal "$(dirname "$h5diff")/h5ls" journal.h5 | grep -q "^columns"
+# (An instrumented plugin, under scripts/sanitize.sh, needs its ASan runtime
+# loaded first in the uninstrumented tool.)
+asan_runtime=$(ldd "$plugin_dir/libh5journal.so" | awk '/libasan/ {print $3}')
+listing=$(LD_PRELOAD="$asan_runtime" HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal "$(dirname "$h5diff")/h5ls" journal.h5)
+grep -q "^columns" <<< "$listing"
 echo "h5ls outside MPI reads it through HDF5_DRIVER=journal"
