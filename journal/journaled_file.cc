@@ -467,12 +467,11 @@ constexpr size_t kEarlyWritebackMin = 1 << 20;
 
 Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
   if (Status s = start_write(data.size()); !s || data.empty()) return s;
-  // Metadata is rank 0's to write (PROCESS_0_ONLY).  The one write HDF5
-  // still makes on every rank is the superblock with its status flags, at
-  // open and close, because the driver has a lock callback; rank 0 writes
-  // the same.  Taken from a follower at its commit, it would land after
-  // rank 0's later superblock, with a stale end of file (t_pflush2 at 4
-  // ranks: "invalid dataset size").
+  // Metadata is rank 0's to write (PROCESS_0_ONLY, which the driver sets),
+  // and no HDF5 path reaches a follower with one since the driver lost its
+  // lock callback (which made HDF5 write the superblock on every rank; a
+  // follower's copy, taken at its commit, landed after rank 0's newer one:
+  // t_pflush2 at 4 ranks).  One that did would be rank 0's bytes again.
   if (follower()) return Status::ok();
   H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
   return publish();

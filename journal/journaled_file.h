@@ -155,7 +155,7 @@ class JournaledFile : private RecoveredImage {
   ~JournaledFile() override;
 
   Status read(uint64_t addr, std::span<std::byte> out) override;
-  // Metadata.  An MPI follower's are dropped: rank 0 writes all metadata.
+  // Metadata.  Rank 0 writes all of it under MPI; a follower's are dropped.
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // Raw data, one vector write: pieces in the order HDF5 gives them.
   // Appended to the data log (RawMode::kLog, and kAuto for pieces that are

@@ -407,6 +407,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
     JournaledFile& f = *self(file)->file;
     std::vector<RawPiece> raw;
     Status s;
+    bool all_raw = true;
     auto flush_raw = [&]() {
       if (s && !raw.empty()) s = f.write_raw(raw, uint32_t(H5FD_MEM_DRAW));
       raw.clear();
@@ -417,12 +418,11 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
         raw.push_back({addrs[i], bytes});
         return;
       }
+      all_raw = false;
       flush_raw();
       if (s) s = f.write(addrs[i], bytes, uint32_t(type));
     });
     flush_raw();
-    bool all_raw = true;
-    for_each_element(count, types, sizes, [&](uint32_t, H5FD_mem_t type, size_t) { all_raw = all_raw && type == H5FD_MEM_DRAW; });
     s = end_of_collective_write(*self(file), all_raw, s);
     if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s.message());
     return 0;
