@@ -7,6 +7,8 @@
 //   - ranks writing different amounts, rank 1 none;
 //   - each rank's columns, collective (a strided MPI file type), read back
 //     collectively;
+// With mode "by-name" the FAPL is HDF5's default, so the driver is the one
+// HDF5_DRIVER names, with the communicator it defaults to (MPI_COMM_WORLD).
 // then a commit (H5Fflush), and overwrites of committed data by every rank
 // (a follower's go to its own data log), which every rank reads back
 // before the next commit, and close.
@@ -151,20 +153,25 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  if (argc != 3 || (std::strcmp(argv[2], "mpio") != 0 && std::strcmp(argv[2], "journal") != 0)) {
-    if (rank == 0) std::fprintf(stderr, "usage: parallel_patterns FILE mpio|journal\n");
+  std::string mode = argc == 3 ? argv[2] : "";
+  if (mode != "mpio" && mode != "journal" && mode != "by-name") {
+    if (rank == 0) std::fprintf(stderr, "usage: parallel_patterns FILE mpio|journal|by-name\n");
     MPI_Finalize();
     return 2;
   }
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (std::strcmp(argv[2], "mpio") == 0) {
+  if (mode == "mpio") {
     must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
-  } else {
+  } else if (mode == "journal") {
     must(H5Pset_fapl_journal(fapl, nullptr) >= 0, "H5Pset_fapl_journal");
     must(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_mpi_params");
   }
   hid_t f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   must(f >= 0, "H5Fcreate");
+  if (mode == "by-name") {  // the journal it is, under MPI: the stats exist only for this driver
+    H5FD_journal_stats_t stats;
+    must(H5Fget_journal_stats(f, &stats) >= 0, "H5Fget_journal_stats under HDF5_DRIVER=journal");
+  }
   hid_t independent = H5Pcreate(H5P_DATASET_XFER), collective = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(independent, H5FD_MPIO_INDEPENDENT);
   H5Pset_dxpl_mpio(collective, H5FD_MPIO_COLLECTIVE);
@@ -221,7 +228,7 @@ int main(int argc, char** argv) {
   H5Pclose(fapl);
   // Rank 0 alone writes a file of its own: without a communicator on the
   // FAPL the journal stays serial (no collective step waits for the others).
-  if (rank == 0 && std::strcmp(argv[2], "journal") == 0) {
+  if (rank == 0 && mode == "journal") {
     hid_t alone = H5Pcreate(H5P_FILE_ACCESS);
     must(H5Pset_fapl_journal(alone, nullptr) >= 0, "H5Pset_fapl_journal (rank 0 alone)");
     std::string name = std::string(argv[1]) + ".rank0.h5";
