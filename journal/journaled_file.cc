@@ -443,8 +443,9 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
-    status = raw_.lay_onto(
-        a, dst, [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); });
+    auto data_log = [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); };
+    status = staged_.lay_onto(a, dst, data_log);
+    if (status) status = raw_.lay_onto(a, dst, data_log);
   });
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
@@ -483,6 +484,8 @@ Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> da
   // if it is long enough to be worth an fdatasync of its own.
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
   if (data.size() - journaled < inplace_min) journaled = data.size();
+  // Over staged bytes, in place would be overwritten by them at the commit.
+  if (staged_.touches(addr + journaled, addr + data.size())) journaled = data.size();
   if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
   if (journaled < data.size()) {
     auto rest = data.subspan(journaled);
@@ -543,19 +546,42 @@ constexpr uint64_t kMaxExtentBytes = 64 << 20;
 Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) {
   uint64_t total = total_bytes(pieces);
   if (Status s = start_write(total); !s || total == 0) return s;
-  if (follower()) return follower_write(pieces);
+  if (follower()) {
+    if (Status s = catch_up(); !s) return fail(s);
+  }
   H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
   return publish();
 }
 
 Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
-  if (opts_.raw_mode == RawMode::kInPlace) return write_windows(pieces, tag);
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
+  if (opts_.role != Role::kSerial && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
+  // Under MPI a window's gaps may hold other ranks' bytes, which writing
+  // the window back would overwrite with stale ones (why HDF5 turns its
+  // sieve buffer off in parallel).  Writing each small piece alone instead
+  // made ranks queue on the file's inode lock (a quarter of W2's time), so
+  // every rank does what kAuto does, and its small pieces in new space are
+  // staged (stages()).
+  if (opts_.raw_mode == RawMode::kInPlace && opts_.role == Role::kSerial) return write_windows(pieces, tag);
   // kAuto: large pieces in new space in place, runs of the others to the log.
   uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
   return log_all_but(
-      pieces, [&](const RawPiece& p) { return p.addr >= protected_end() && p.bytes.size() >= min; },
+      pieces,
+      [&](const RawPiece& p) {
+        return p.addr >= protected_end() && p.bytes.size() >= min && !staged_.touches(p.addr, p.addr + p.bytes.size());
+      },
       [&](const RawPiece& p) { return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes); });
+}
+
+// A write of one piece lands at once, never staged: HDF5 has rank 0 write
+// a dataset's fill values alone, then an MPI_Barrier the driver cannot see,
+// then every rank its data; a staged fill could land after that data.
+// Rank 0 journals it if small; a follower writes it in place if it can.
+Status JournaledFile::write_piece_under_mpi(const RawPiece& p, uint32_t tag) {
+  if (!follower()) return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes);
+  uint64_t end = p.addr + p.bytes.size();
+  if (p.addr >= protected_end() && !staged_.touches(p.addr, end)) return write_by_rule(p.addr, p.bytes, tag, 0);
+  return append_raw(std::span(&p, 1));
 }
 
 Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
@@ -574,11 +600,9 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // as a whole is worth its own fdatasync: many small pieces of one large
 // write must not each count as small.
 Status JournaledFile::write_windows(std::span<const RawPiece> pieces, uint32_t tag) {
+  assert(opts_.role == Role::kSerial);  // a window's gaps are this process's alone
   uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
-  // Under MPI a window's gaps may hold other ranks' bytes, which writing
-  // the window back would overwrite with stale ones (why HDF5 turns its
-  // sieve buffer off in parallel): rank 0 writes each piece alone.
-  if (!sorted_and_disjoint(pieces) || opts_.role == Role::kMpiOwner) {
+  if (!sorted_and_disjoint(pieces)) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }
@@ -651,20 +675,58 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   assert(data_writer_);
+  bool staged = stages(pattern);
   auto index = data_writer_->append_extent(current_txn(), opts_.data_log, pattern, bytes);
   if (!index) return fail(index.status());
-  if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
-  else if (Status s = writer_->append_data(*index); !s) return fail(s);
-  add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
+  if (staged) {
+    assert(!overlay_.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
+    staged_.insert(pattern, index->log, index->log_offset);
+  } else {
+    if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
+    else if (Status s = writer_->append_data(*index); !s) return fail(s);
+    add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
+    data_unsynced_ = true;
+  }
   // Under MPI the other ranks read the record from the file (refresh_peers).
   if (opts_.role != Role::kSerial)
     if (Status s = data_writer_->publish(); !s) return fail(s);
   stats_.raw_bytes_logged += pattern.bytes();
-  stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
-  journal_high_water_ = std::max(journal_high_water_, pattern.end());
+  stats_.raw_index_peak_bytes =
+      std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes() + staged_.memory_bytes());
+  // Replay must never lay logged bytes over a newer in-place write.  Staged
+  // bytes are never replayed, and an in-place write over them is staged too.
+  if (!staged) journal_high_water_ = std::max(journal_high_water_, pattern.end());
   logical_size_ = std::max<uint64_t>(logical_size_, pattern.end());
   dirty_ = true;
-  data_unsynced_ = true;
+  return Status::ok();
+}
+
+// Under MPI a rank cannot gather its small pieces into windows (their gaps
+// may be other ranks'), and writing each alone queues the ranks on the
+// file's inode lock.  So small pieces in new space are staged in the data
+// log, where the other ranks see them (refresh_peers), and at the commit
+// this rank writes them in place, adjacent runs coalesced: a strided block
+// fills the gaps of the ones before it.  The write-ahead rule allows it
+// (new space holds nothing committed), and the data log need not be
+// durable for them: no journal record ever names them.  raw=log keeps
+// every byte in the log, as asked.
+bool JournaledFile::stages(const RawPattern& pattern) const {
+  return opts_.role != Role::kSerial && opts_.raw_mode != RawMode::kLog && pattern.addr >= protected_end();
+}
+
+Status JournaledFile::place_staged() {
+  if (!failed_.is_ok()) return failed_;
+  return write_staged(UINT64_MAX);
+}
+
+Status JournaledFile::write_staged(uint64_t limit) {
+  if (staged_.empty()) return Status::ok();
+  Status s = apply_raw_layer(staged_, limit, [this](uint32_t log, uint64_t off, std::span<std::byte> out) {
+    return read_data_log(log, off, out);
+  }, *base_);
+  if (!s) return fail(s);
+  staged_.clear();
+  inplace_unsynced_ = true;
   return Status::ok();
 }
 
@@ -685,6 +747,11 @@ Status JournaledFile::begin_transaction() {
 
 Status JournaledFile::set_size(uint64_t size) {
   if (!failed_.is_ok()) return failed_;
+  // Cut bytes must read as zeros if the file grows again: staged bytes
+  // beyond the new end are dropped, the rest go in place now.  (Every rank
+  // cuts to the same size in HDF5's collective truncate, and no rank writes
+  // at or past it here, so this races with no rank's ftruncate.)
+  if (size < logical_size_) H5J_RETURN_IF_ERROR(write_staged(size));
   if (follower()) {  // the owner sizes the file
     logical_size_ = size;
     return Status::ok();
@@ -783,6 +850,7 @@ Status JournaledFile::commit_transaction() {
 // likewise the data log before the COMMIT whose DATA records index it.  The
 // first commit syncs the file whole (the binding attribute with it).
 Status JournaledFile::make_writes_durable(bool first_commit) {
+  H5J_RETURN_IF_ERROR(write_staged(UINT64_MAX));
   if (opts_.ring.durable && (inplace_unsynced_ || first_commit)) {
     Status s = first_commit ? base_->sync_all() : base_->sync_data();
     if (!s) return fail(s);
@@ -803,7 +871,7 @@ Status JournaledFile::write_overlay_to_base() {
 }
 
 Status JournaledFile::checkpoint() {
-  assert(!writer_->in_transaction() && !dirty_);
+  assert(!writer_->in_transaction() && !dirty_ && staged_.empty());
   if (Status s = write_overlay_to_base(); !s) return fail(s);
   if (opts_.ring.durable) {
     if (Status s = base_->sync_data(); !s) return fail(s);
@@ -926,6 +994,7 @@ Status JournaledFile::follow_generation() {
   if (!reader) return reader.status();
   tail_ = std::move(*reader);
   const JournalHeader& h = tail_->header();
+  assert(staged_.empty());  // written in place at the commit before this generation
   raw_.clear();
   overlay_.clear();
   pending_index_.clear();
@@ -968,18 +1037,6 @@ void JournaledFile::apply_followed(const Record& r) {
       break;
   }
   journal_high_water_ = std::max(journal_high_water_, r.write.address + r.write.length);
-}
-
-Status JournaledFile::follower_write(std::span<const RawPiece> pieces) {
-  if (Status s = catch_up(); !s) return fail(s);
-  uint64_t floor = protected_end();
-  return log_all_but(
-      pieces, [&](const RawPiece& p) { return p.addr >= floor; },
-      [&](const RawPiece& p) {
-        if (Status s = base_->write_at(p.addr, p.bytes); !s) return fail(s);
-        inplace_unsynced_ = true;
-        return Status::ok();
-      });
 }
 
 Result<std::vector<DataPayload>> JournaledFile::prepare_commit() {

@@ -186,6 +186,11 @@ class JournaledFile : private RecoveredImage {
   // Follower, after the owner's outcome: follows the journal into its new
   // generation if the commit checkpointed.
   Status finish_commit();
+  // MPI: this rank's staged bytes (staged_) in place now, at the end of a
+  // collective write: HDF5 fills chunks in one (each rank its share) and
+  // writes their data in the next, perhaps from another rank, and the fill
+  // must land first.
+  Status place_staged();
   // Enters fail-stop with `why` (a commit that another rank could not
   // prepare): the file stays at its last commit.
   Status fail_stop(Status why) { return fail(std::move(why)); }
@@ -226,9 +231,6 @@ class JournaledFile : private RecoveredImage {
   // Follower: applies the journal's records appended since the last call.
   Status catch_up();
   void apply_followed(const Record& r);
-  // Follower: a write, in place at or above the protected end, else to
-  // this rank's data log.
-  Status follower_write(std::span<const RawPiece> pieces);
   bool follower() const { return opts_.role == Role::kMpiFollower; }
   uint64_t generation() const { return follower() ? tail_->header().generation : writer_->header().generation; }
   // Reads data log `log`'s new records into peer_raw_ (those of the open
@@ -259,6 +261,9 @@ class JournaledFile : private RecoveredImage {
   // write() with the in-place threshold given: the part below the protected
   // end journaled, the rest in place unless shorter than inplace_min.
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);
+  // write_raw_by_mode's single piece under MPI (in place or journaled, as if
+  // nothing were staged).
+  Status write_piece_under_mpi(const RawPiece& p, uint32_t tag);
   // Raw pieces sorted by address, gathered into windows (read, patched,
   // written back), each written by the rule.
   Status write_windows(std::span<const RawPiece> pieces, uint32_t tag);
@@ -275,6 +280,10 @@ class JournaledFile : private RecoveredImage {
   // Raw pieces into the data log, as few patterns as their layout allows.
   Status append_raw(std::span<const RawPiece> pieces);
   Status append_pattern(const RawPattern& pattern, Gather bytes);
+  // Whether a pattern about to be logged is staged (staged_) rather than indexed.
+  bool stages(const RawPattern& pattern) const;
+  // staged_'s bytes below `limit` in place (not yet durable); staged_ emptied.
+  Status write_staged(uint64_t limit);
   // The checks every write makes (fail-stop, read-only, passive), then
   // BEGIN if no transaction is open and there are bytes to write.
   Status start_write(size_t bytes);
@@ -322,6 +331,14 @@ class JournaledFile : private RecoveredImage {
   // commits, the follower's win, as they will in the journal's order.)
   RawLayer peer_raw_;
 
+  // MPI: this rank's extents of the open transaction that were in new space
+  // (above the protected end) when written.  The data log only stages them:
+  // they go in place at the commit (write_staged), by this rank, and never
+  // into the journal's index.  Invariant: raw_ holds nothing older that
+  // overlaps them (raw_'s extents end below the protected end they were
+  // above, and staging does not raise it), and no in-place write lands on
+  // them (it is staged too); so the image is base, staged_, raw_, overlay.
+  RawLayer staged_;
   RawLayer raw_;                      // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;

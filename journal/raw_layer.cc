@@ -36,6 +36,18 @@ size_t RawLayer::memory_bytes() const {
   return extents_.capacity() * sizeof(Extent) + buckets_.size() * kNode + id_bytes_;
 }
 
+bool RawLayer::touches(uint64_t addr, uint64_t end) const {
+  for (auto it = buckets_.lower_bound(addr >> kWindowShift); it != buckets_.end() && (it->first << kWindowShift) < end;
+       ++it) {
+    for (uint32_t id : it->second) {
+      bool hit = false;
+      extents_[id].pattern.for_each_run_in(addr, end, [&](uint64_t, uint64_t, uint64_t) { hit = true; });
+      if (hit) return true;
+    }
+  }
+  return false;
+}
+
 Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
                           ExtentMap* covered) const {
   uint64_t end = addr + out.size();

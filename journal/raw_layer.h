@@ -50,6 +50,9 @@ class RawLayer {
   Status lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
                   ExtentMap* covered = nullptr) const;
 
+  // Whether some extent covers a byte of [addr, end).
+  bool touches(uint64_t addr, uint64_t end) const;
+
   // Calls f(window_addr, window_len) for each aligned window of
   // kWindow bytes that some extent touches, in address order.
   template <typename F>

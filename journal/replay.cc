@@ -257,6 +257,13 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 
 }  // namespace
 
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base) {
+  const Progress none;  // RunWriter keeps a reference
+  RunWriter out(base, none);
+  H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out));
+  return out.flush();
+}
+
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress) {
   RunWriter out(base, progress);

@@ -90,5 +90,8 @@ void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uin
 // not sync.  Idempotent: applying the same plan twice gives the same file.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr);
+// apply_image for a raw layer alone, its bytes below `limit`; the file's
+// size is left as it is.
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base);
 
 }  // namespace h5j

@@ -315,7 +315,7 @@ Result<std::vector<CollectivePiece>> collective_transfer(const JournalDriverFile
 // made the metadata cache flush, collective or not.
 Status end_of_collective_write(JournalDriverFile& f, bool raw, const Status& local) {
   if (!f.mpi || !raw || !collective_call_in_context()) return local;
-  return f.mpi->agree(local);
+  return f.mpi->agree(local ? f.file->place_staged() : local);
 }
 
 Status read_pieces(JournaledFile& f, std::span<const CollectivePiece> pieces, std::byte* buf) {

@@ -18,7 +18,8 @@ Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl, bool chose
   if (!running && chosen_by_name) {
     if (int rc = MPI_Init(nullptr, nullptr); rc != MPI_SUCCESS)
       return Status(Code::kIoError, "cannot initialise MPI (MPI_Init failed) for a file opened by driver name");
-    initialised_mpi = running = 1;
+    initialised_mpi = true;
+    running = 1;
   }
   if (!running) return std::unique_ptr<MpiSession>();
   MPI_Comm comm = MPI_COMM_NULL;

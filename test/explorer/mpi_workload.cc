@@ -74,6 +74,23 @@ class Session {
     must(ranks_[size_t(rank)]->write_raw(pieces, 2), "raw write on rank " + std::to_string(rank));
   }
 
+  // A block of new space in two vector writes of small pieces, the second
+  // filling the first's gaps: staged in the data log, written in place by
+  // `rank` at the commit, coalesced.
+  void interleaved(int rank, Range block, uint32_t seed) {
+    for (uint64_t half = 0; half < 2; ++half) {
+      std::vector<Range> pieces;
+      for (uint64_t at = half * 256; at < block.len; at += 512) pieces.push_back({block.addr + at, 256});
+      raw(rank, pieces, seed + uint32_t(half) * 64);
+    }
+  }
+
+  // The end of a collective write: every rank's staged bytes in place.
+  void place_staged() {
+    for (size_t rank = 0; rank < ranks_.size(); ++rank)
+      must(ranks_[rank]->place_staged(), "staged bytes in place on rank " + std::to_string(rank));
+  }
+
   // HDF5's truncate on every rank, then its flush (or close): the commit,
   // with the file's end in its first bytes (describe_mpi_file).
   void commit(bool closing) {
@@ -148,17 +165,23 @@ struct Step {
   std::optional<Range> owner_overwrite;
 };
 
-// One step: metadata and a new block by rank 0, then an overwrite of a
-// follower's block of the step before (journaled, or in rank 0's data log);
-// each follower a new block (in place) and overwrites, into its data log,
-// of rank 0's block of the step before and, strided, of the range rank 0
-// overwrote one step earlier.  Ranks never write the same bytes in one step.
+// One step: metadata and a new block by rank 0 (half in place, half staged;
+// in odd steps all staged), then an overwrite of a follower's block of the
+// step before (journaled, or in rank 0's data log); each follower a new
+// block (in place; in odd steps staged) and a staged one, and overwrites,
+// into its data log, of rank 0's block of the step before and, strided, of
+// the range rank 0 overwrote one step earlier.  In steps 1 and 5 the staged
+// bytes go in place midway, as at the end of a collective write; step 3's
+// reach the file only at the commit.  Ranks never write the same bytes in
+// one step.
 Step step(Session& s, Model& m, const std::vector<Step>& done, int k) {
   uint32_t seed = uint32_t(k) * 1000;
   Step now;
   s.meta({uint64_t(k % 8) * 512 + 8, 504}, seed++);
   now.owner_block = {m.alloc(8192), 8192};
-  s.raw(0, {now.owner_block}, seed++);
+  if (k % 2 == 0) s.raw(0, {{now.owner_block.addr, 4096}}, seed++);
+  else s.interleaved(0, {now.owner_block.addr, 4096}, seed += 128);
+  s.interleaved(0, {now.owner_block.addr + 4096, 4096}, seed += 128);
   if (!done.empty()) {
     uint64_t t = done.back().follower_blocks[size_t(k) % done.back().follower_blocks.size()].addr;
     now.owner_overwrite = {t + 512, 512};
@@ -166,8 +189,11 @@ Step step(Session& s, Model& m, const std::vector<Step>& done, int k) {
   }
   for (int r = 1; r <= s.followers(); ++r) {
     now.follower_blocks.push_back({m.alloc(6144), 6144});
-    s.raw(r, {now.follower_blocks.back()}, seed++);
+    if (k % 2 == 0) s.raw(r, {now.follower_blocks.back()}, seed++);
+    else s.interleaved(r, now.follower_blocks.back(), seed += 128);
+    s.interleaved(r, {m.alloc(3072), 3072}, seed += 128);
   }
+  if (k % 4 == 1) s.place_staged();
   for (int r = 1; r <= s.followers(); ++r) {
     if (done.empty()) break;
     const Range& ob = done.back().owner_block;
