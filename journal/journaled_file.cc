@@ -341,7 +341,7 @@ Status JournaledFile::replay_into_base() {
   raw_ = std::move(plan_->raw);
   overlay_ = std::move(plan_->overlay);
   committed_size_ = logical_size_ = plan_->logical_size;
-  H5J_RETURN_IF_ERROR(write_overlay_to_base());
+  H5J_RETURN_IF_ERROR(write_image_to_base(raw_));
   raw_.clear();
   overlay_.clear();
   if (opts_.after_replay) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
@@ -813,12 +813,19 @@ Status JournaledFile::fail(Status s) {
 Status JournaledFile::commit() {
   if (follower()) return Status(Code::kInvalid, "an MPI follower commits through the owner (prepare_commit)");
   H5J_RETURN_IF_ERROR(commit_transaction());
-  // Both logs count: a checkpoint also bounds the data log and the raw
-  // index, whose memory grows with the DATA records in the journal.
-  uint64_t logged = writer_ ? writer_->generation_bytes() + (data_writer_ ? data_writer_->generation_bytes() : 0) : 0;
-  if (writer_ && logged >= opts_.checkpoint_bytes) return checkpoint();
-  return Status::ok();
+  return checkpoint_due() ? checkpoint() : Status::ok();
 }
+
+// Every log counts: a checkpoint also bounds the data logs (the followers'
+// too, staged bytes and all) and the raw index, whose memory grows with the
+// DATA records in the journal.
+bool JournaledFile::checkpoint_due() const {
+  if (!writer_) return false;
+  uint64_t logged = writer_->generation_bytes() + data_log_bytes() + followers_log_bytes_;
+  return logged >= opts_.checkpoint_bytes;
+}
+
+uint64_t JournaledFile::data_log_bytes() const { return data_writer_ ? data_writer_->generation_bytes() : 0; }
 
 Status JournaledFile::commit_transaction() {
   if (!failed_.is_ok()) return failed_;
@@ -863,25 +870,32 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
   return Status::ok();
 }
 
-Status JournaledFile::write_overlay_to_base() {
+Status JournaledFile::write_image_to_base(const RawLayer& raw) {
   return apply_image(
-      raw_, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
+      raw, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
       opts_.progress);
 }
 
 Status JournaledFile::checkpoint() {
   assert(!writer_->in_transaction() && !dirty_ && staged_.empty());
-  if (Status s = write_overlay_to_base(); !s) return fail(s);
+  if (Status s = write_image_to_base(raw_); !s) return fail(s);
   if (opts_.ring.durable) {
     if (Status s = base_->sync_data(); !s) return fail(s);
   }
+  return end_checkpoint();
+}
+
+// The image is durable in the file: a new generation, whose journal and
+// data logs start empty.
+Status JournaledFile::end_checkpoint() {
   raw_.clear();
   overlay_.clear();
   ++stats_.checkpoints;
   const JournalHeader& h = writer_->header();
   if (Status s = start_generation(h.generation + 1, writer_->next_txn(), h.uuid); !s) return fail(s);
   if (Status s = set_binding(); !s) return fail(s);
+  followers_log_bytes_ = 0;  // their logs are emptied as they follow
   return Status::ok();
 }
 
@@ -930,8 +944,14 @@ Status JournaledFile::close() {
   if (!opts_.materialize_at_close) return close_in_log_form();
   H5J_RETURN_IF_ERROR(commit());
   if (first_commit_done_) {
-    if (Status s = write_overlay_to_base(); !s) return fail(s);
+    if (Status s = write_image_to_base(raw_); !s) return fail(s);
   }
+  return end_close();
+}
+
+// The image is in the file (not yet durable).
+Status JournaledFile::end_close() {
+  closed_ = true;
   // A session that never bound the file (it committed nothing and found no
   // journal) leaves nothing a crash could misread: just drop the journal.
   // Otherwise the order matters: file contents and the binding's removal
@@ -1045,7 +1065,8 @@ Result<std::vector<DataPayload>> JournaledFile::prepare_commit() {
   return std::exchange(pending_index_, {});
 }
 
-Status JournaledFile::commit_with(std::span<const DataPayload> followers, bool closing) {
+Result<bool> JournaledFile::commit_with(std::span<const DataPayload> followers, uint64_t followers_log_bytes,
+                                        bool closing) {
   if (!failed_.is_ok()) return failed_;
   if (!followers.empty() && writer_) {
     H5J_RETURN_IF_ERROR(begin_transaction());
@@ -1056,9 +1077,44 @@ Status JournaledFile::commit_with(std::span<const DataPayload> followers, bool c
     }
     dirty_ = true;
   }
-  Status s = closing ? close() : commit();
-  if (s && !closing) peer_raw_.clear();  // the followers' extents are in raw_ now
-  return s;
+  followers_log_bytes_ = followers_log_bytes;
+  H5J_RETURN_IF_ERROR(commit_transaction());
+  peer_raw_.clear();  // the followers' extents are in raw_ now
+  if (closing) return writer_ && opts_.materialize_at_close && first_commit_done_;
+  return checkpoint_due();
+}
+
+// Windows are split by the data logs that touch them, which every rank
+// knows alike once it has followed the journal to the commit: those of one
+// rank's log alone are that rank's; the rest (several logs) are rank 0's.
+// No rank reads another's data log but rank 0.  The overlay, which may lie
+// over any window, is rank 0's, laid after every rank's share (end_commit).
+Status JournaledFile::write_raw_share() {
+  if (!failed_.is_ok()) return failed_;
+  uint32_t me = opts_.data_log;
+  auto mine = [&](uint64_t window) {
+    uint32_t log = raw_.sole_log(window);
+    return log == me || (me == 0 && log >= opts_.ranks);
+  };
+  Status s = apply_raw_layer(
+      raw_, committed_size_,
+      [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
+      mine);
+  if (s && opts_.ring.durable) s = base_->sync_data();
+  return s ? s : fail(s);
+}
+
+Status JournaledFile::end_commit(bool materialize, bool closing) {
+  if (!failed_.is_ok()) return failed_;
+  if (materialize) {
+    const RawLayer written;  // every rank's share is in the file
+    if (Status s = write_image_to_base(written); !s) return fail(s);
+    if (opts_.ring.durable && !closing) {  // end_close syncs it with the binding's removal
+      if (Status s = base_->sync_data(); !s) return fail(s);
+    }
+    return closing ? end_close() : end_checkpoint();
+  }
+  return closing ? close() : Status::ok();
 }
 
 Status JournaledFile::finish_commit() {
@@ -1109,4 +1165,59 @@ void JournaledFile::forget_peers() {
   peer_raw_.clear();
   peer_generation_ = writer_ || tail_ ? generation() : 0;
 }
+Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing) {
+  JournaledFile& owner = *ranks[0];
+  auto followers = ranks.subspan(1);
+  auto on_followers = [&](const std::function<Status(JournaledFile&)>& step) {
+    Status first;
+    for (JournaledFile* f : followers)
+      if (Status s = step(*f); first && !s) first = s;
+    return first;
+  };
+  // 1.
+  Status prepared;
+  std::vector<DataPayload> records;
+  uint64_t log_bytes = 0;
+  for (JournaledFile* f : followers) {
+    auto index = f->prepare_commit();
+    if (!index && prepared) prepared = index.status();
+    if (index) records.insert(records.end(), index->begin(), index->end());
+    log_bytes += f->data_log_bytes();
+  }
+  // 2.
+  bool materialize = false;
+  Status outcome = prepared;
+  if (!prepared) {
+    (void)owner.fail_stop(prepared);
+    if (closing) (void)owner.close();
+  } else {
+    auto due = owner.commit_with(records, log_bytes, closing);
+    if (due) materialize = *due;
+    else outcome = due.status();
+  }
+  if (!outcome) {
+    if (closing) (void)on_followers([](JournaledFile& f) { return f.close(); });
+    return outcome;
+  }
+  // 3. and 4.
+  if (materialize) {
+    Status shared = on_followers([](JournaledFile& f) { return f.finish_commit(); });
+    if (shared) shared = on_followers([](JournaledFile& f) { return f.write_raw_share(); });
+    if (Status s = owner.write_raw_share(); shared && !s) shared = s;
+    if (!shared) {
+      for (JournaledFile* f : ranks) (void)f->fail_stop(shared);
+      return shared;
+    }
+  } else if (!closing) {
+    return on_followers([](JournaledFile& f) { return f.finish_commit(); });
+  }
+  // 5.
+  Status ended = owner.end_commit(materialize, closing);
+  if (!ended) {
+    for (JournaledFile* f : followers) (void)f->fail_stop(ended);
+    return ended;
+  }
+  return on_followers([&](JournaledFile& f) { return closing ? f.close() : f.finish_commit(); });
+}
+
 }  // namespace h5j

@@ -90,6 +90,9 @@ struct JournalOptions {
   uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
   Role role = Role::kSerial;
   uint32_t ranks = 1;     // MPI: how many ranks, hence data logs, share the file
+  // The raw layer's windows, 2^this bytes: the unit an MPI checkpoint splits
+  // between ranks (write_raw_share).  Tests make them small.
+  unsigned raw_window_shift = 20;
   // false: close leaves the file in log form (journal, data log, and the
   // guard at offset 0); the next read-write open or h5recover materializes.
   bool materialize_at_close = true;
@@ -177,15 +180,28 @@ class JournaledFile : private RecoveredImage {
   Status close();
 
   // --- a commit across MPI ranks (docs/design.md §10) ---
-  // Follower: makes this rank's in-place writes and data log durable and
-  // hands over the DATA records the owner must commit for it.
+  // The steps, in order; after each, every rank learns whether all
+  // succeeded, and a failure anywhere stops the rest.
+  // 1. Follower: places its staged bytes, makes its in-place writes and data
+  //    log durable, and hands over the DATA records the owner must commit
+  //    for it (and data_log_bytes()).
   Result<std::vector<DataPayload>> prepare_commit();
-  // Owner: commit() with the followers' DATA records in the transaction;
-  // with `closing`, close() instead.
-  Status commit_with(std::span<const DataPayload> followers, bool closing);
-  // Follower, after the owner's outcome: follows the journal into its new
-  // generation if the commit checkpointed.
+  uint64_t data_log_bytes() const;
+  // 2. Owner: commits the followers' DATA records with its own transaction.
+  //    True if the image must now go into the file: a checkpoint is due
+  //    (the followers' logs hold `followers_log_bytes`), or `closing` a
+  //    file that was bound.
+  Result<bool> commit_with(std::span<const DataPayload> followers, uint64_t followers_log_bytes, bool closing);
+  // 3. Follower: follows the journal to the commit, or into the new
+  //    generation after step 5.
   Status finish_commit();
+  // 4. If step 2 said so, every rank: its share of the raw windows into the
+  //    file, durable.
+  Status write_raw_share();
+  // 5. Owner: the overlay over them, then the new generation (a checkpoint)
+  //    or the journal's removal (`closing`); or, with nothing to write,
+  //    close() if `closing`.  Then followers step 3, or close() if closing.
+  Status end_commit(bool materialize, bool closing);
   // MPI: this rank's staged bytes (staged_) in place now, at the end of a
   // collective write: HDF5 fills chunks in one (each rank its share) and
   // writes their data in the next, perhaps from another rank, and the fill
@@ -255,7 +271,14 @@ class JournaledFile : private RecoveredImage {
   Status replay_into_base();
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   Status checkpoint();
-  Status write_overlay_to_base();
+  bool checkpoint_due() const;
+  // checkpoint()'s end, once the image is durable in the file.
+  Status end_checkpoint();
+  // close()'s end, once the image is in the file.
+  Status end_close();
+  // The image of `raw` (this generation's extents, or a layer already
+  // written) and the overlay over it, into the file; not synced.
+  Status write_image_to_base(const RawLayer& raw);
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   // write() with the in-place threshold given: the part below the protected
@@ -324,6 +347,7 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<JournalReader> tail_;   // follower: the journal, read as it grows
   uint64_t followed_txn_ = 0;             // follower: the transaction the owner has open (or will)
   std::vector<DataPayload> pending_index_;  // follower: DATA records for the owner's next commit
+  uint64_t followers_log_bytes_ = 0;        // owner: the followers' data logs, as of the last commit
   std::vector<std::unique_ptr<JournalReader>> peer_logs_;  // MPI: other ranks' data logs, by number
   uint64_t peer_generation_ = 0;                           // the generation peer_logs_ read
   // MPI: the other ranks' extents of the open transaction, over the whole
@@ -339,7 +363,7 @@ class JournaledFile : private RecoveredImage {
   // above, and staging does not raise it), and no in-place write lands on
   // them (it is staged too); so the image is base, staged_, raw_, overlay.
   RawLayer staged_;
-  RawLayer raw_;                      // data-log extents (this generation), under the overlay
+  RawLayer raw_{opts_.raw_window_shift};  // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;
   std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
@@ -354,5 +378,12 @@ class JournaledFile : private RecoveredImage {
   bool binding_set_ = false;          // this session set the binding attribute
   Status failed_;                     // fail-stop: the first error that poisoned the file
 };
+
+// The collective commit (MpiSession::commit, which runs the same steps with
+// MPI) for ranks that share one process: the explorer and the unit tests.
+// Each step runs on every rank in rank order, and the first failure is
+// every rank's outcome, as MpiSession::agree gives each rank the failure of
+// the lowest failing rank.  ranks[0] is the owner.
+Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing);
 
 }  // namespace h5j

@@ -11,7 +11,7 @@ void RawLayer::insert(const RawPattern& pattern, uint32_t log, uint64_t src) {
   // Runs come in address order, so each window is met in one stretch.
   uint64_t last = UINT64_MAX;
   pattern.for_each_run([&](uint64_t a, uint64_t n, uint64_t) {
-    for (uint64_t w = a >> kWindowShift; w <= (a + n - 1) >> kWindowShift; ++w) {
+    for (uint64_t w = a >> window_shift_; w <= (a + n - 1) >> window_shift_; ++w) {
       if (w == last) continue;
       std::vector<uint32_t>& ids = buckets_[w];
       size_t capacity = ids.capacity();
@@ -37,7 +37,7 @@ size_t RawLayer::memory_bytes() const {
 }
 
 bool RawLayer::touches(uint64_t addr, uint64_t end) const {
-  for (auto it = buckets_.lower_bound(addr >> kWindowShift); it != buckets_.end() && (it->first << kWindowShift) < end;
+  for (auto it = buckets_.lower_bound(addr >> window_shift_); it != buckets_.end() && (it->first << window_shift_) < end;
        ++it) {
     for (uint32_t id : it->second) {
       bool hit = false;
@@ -48,13 +48,22 @@ bool RawLayer::touches(uint64_t addr, uint64_t end) const {
   return false;
 }
 
+uint32_t RawLayer::sole_log(uint64_t window) const {
+  auto it = buckets_.find(window >> window_shift_);
+  if (it == buckets_.end()) return kSeveralLogs;
+  uint32_t log = extents_[it->second.front()].log;
+  for (uint32_t id : it->second)
+    if (extents_[id].log != log) return kSeveralLogs;
+  return log;
+}
+
 Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
                           ExtentMap* covered) const {
   uint64_t end = addr + out.size();
   if (out.empty() || extents_.empty()) return Status::ok();
   // The extents touching the range, oldest first.
   std::vector<uint32_t> ids;
-  for (auto it = buckets_.lower_bound(addr >> kWindowShift); it != buckets_.end() && (it->first << kWindowShift) < end; ++it)
+  for (auto it = buckets_.lower_bound(addr >> window_shift_); it != buckets_.end() && (it->first << window_shift_) < end; ++it)
     ids.insert(ids.end(), it->second.begin(), it->second.end());
   std::sort(ids.begin(), ids.end());
   std::vector<std::byte> scratch;

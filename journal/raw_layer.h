@@ -34,6 +34,9 @@ using DataLogSource = std::function<Status(uint32_t log, uint64_t offset, std::s
 
 class RawLayer {
  public:
+  // Windows of 2^window_shift bytes: 1 MiB, unless a test makes them small.
+  explicit RawLayer(unsigned window_shift = 20) : window_shift_(window_shift) {}
+
   // The pattern's packed bytes are at offset `src` of data log `log`.
   void insert(const RawPattern& pattern, uint32_t log, uint64_t src);
   void clear();
@@ -52,16 +55,20 @@ class RawLayer {
 
   // Whether some extent covers a byte of [addr, end).
   bool touches(uint64_t addr, uint64_t end) const;
+  // The data log of every extent touching the window at `window` (an
+  // address for_each_window gives), or kSeveralLogs.
+  static constexpr uint32_t kSeveralLogs = UINT32_MAX;
+  uint32_t sole_log(uint64_t window) const;
 
   // Calls f(window_addr, window_len) for each aligned window of
   // kWindow bytes that some extent touches, in address order.
   template <typename F>
   void for_each_window(F&& f) const {
-    for (const auto& [bucket, ids] : buckets_) f(bucket << kWindowShift, uint64_t(1) << kWindowShift);
+    for (const auto& [bucket, ids] : buckets_) f(bucket << window_shift_, uint64_t(1) << window_shift_);
   }
 
  private:
-  static constexpr unsigned kWindowShift = 20;
+  unsigned window_shift_;
   struct Extent {
     RawPattern pattern;
     uint64_t src;

@@ -214,12 +214,14 @@ class RunWriter {
 
 // Each window of the layer is laid onto a staging buffer, and the ranges
 // its extents cover are written from there.
-Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource& data_log, RunWriter& out) {
+Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource& data_log, RunWriter& out,
+                 const WindowFilter& mine = nullptr) {
   std::vector<std::byte> stage;
   ExtentMap covered;
   Status status;
   raw.for_each_window([&](uint64_t addr, uint64_t len) {
     if (!status || addr >= logical_size) return;  // beyond the end: dropped by the size
+    if (mine && !mine(addr)) return;
     stage.resize(std::min(len, logical_size - addr));
     covered.clear();
     status = raw.lay_onto(addr, stage, data_log, &covered);
@@ -257,10 +259,11 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 
 }  // namespace
 
-Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base) {
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
+                       const WindowFilter& mine) {
   const Progress none;  // RunWriter keeps a reference
   RunWriter out(base, none);
-  H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out));
+  H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 

@@ -90,8 +90,12 @@ void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uin
 // not sync.  Idempotent: applying the same plan twice gives the same file.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr);
-// apply_image for a raw layer alone, its bytes below `limit`; the file's
-// size is left as it is.
-Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base);
+// Given a window's address (RawLayer::for_each_window), whether this writer
+// writes it: the writers of an MPI checkpoint split the windows.
+using WindowFilter = std::function<bool(uint64_t window)>;
+// apply_image for a raw layer alone, its bytes below `limit`, in the
+// windows `mine` picks (all without it); the file's size is left as it is.
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
+                       const WindowFilter& mine = nullptr);
 
 }  // namespace h5j

@@ -574,11 +574,9 @@ TEST_CASE("an MPI follower sees the owner's records at once, and its own raw dat
   CHECK(back == raw);
 
   auto commit = [&]() {
-    auto index = (*follower)->prepare_commit();
-    REQUIRE(index);
     REQUIRE((*owner)->set_size(8192 + 100000));
-    REQUIRE((*owner)->commit_with(*index, false));
-    REQUIRE((*follower)->finish_commit());
+    JournaledFile* ranks[] = {owner->get(), follower->get()};
+    REQUIRE(commit_in_one_process(ranks, false));
   };
   commit();
   // An overwrite of committed raw data by the follower: into its data log,

@@ -91,21 +91,23 @@ Status MpiSession::broadcast_message(std::string& message, int root) {
   return wait(request, "broadcasting an error");
 }
 
-Status MpiSession::agree(const Status& local) {
+Status MpiSession::agree(const Status& local, int* rank0_value) {
   if (!broken_) return broken_;
-  int code = int(local.code());
-  std::vector<int> codes(size_t(size_), 0);
+  int mine[2] = {int(local.code()), rank0_value != nullptr ? *rank0_value : 0};
+  std::vector<int> every(2 * size_t(size_), 0);
   MPI_Request request;
-  if (int rc = MPI_Iallgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, comm_, &request); rc != MPI_SUCCESS)
+  if (int rc = MPI_Iallgather(mine, 2, MPI_INT, every.data(), 2, MPI_INT, comm_, &request); rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Iallgather (agreeing on an outcome)");
   H5J_RETURN_IF_ERROR(wait(request, "agreeing on an outcome"));
+  if (rank0_value != nullptr) *rank0_value = every[1];
+  auto code = [&](int r) { return every[2 * size_t(r)]; };
   int root = 0;
-  while (root < size_ && codes[size_t(root)] == int(Code::kOk)) ++root;
+  while (root < size_ && code(root) == int(Code::kOk)) ++root;
   if (root == size_) return Status::ok();
   std::string message = rank_ == root ? local.message() : std::string();
   H5J_RETURN_IF_ERROR(broadcast_message(message, root));
   if (rank_ != root) message = "rank " + std::to_string(root) + ": " + message;
-  return Status(Code(codes[size_t(root)]), message);
+  return Status(Code(code(root)), message);
 }
 
 namespace {
@@ -126,49 +128,87 @@ std::vector<DataPayload> decode_index(const std::vector<std::byte>& bytes) {
 
 }  // namespace
 
+// The steps are JournaledFile's (journaled_file.h); commit_in_one_process
+// runs the same ones for ranks in one process.
 Status MpiSession::commit(JournaledFile& file, bool closing) {
-  // 1. Followers: their writes durable, their DATA records ready.
-  std::vector<std::byte> mine;
-  Status local;
-  if (rank_ != 0) {
-    auto index = file.prepare_commit();
-    if (index) mine = encode_index(*index);
-    else local = index.status();
-  }
   // A missed deadline leaves this rank unsure of the others: it writes
   // nothing more, and the file stays at its last commit.
   auto give_up = [&] {
     (void)file.fail_stop(broken_);
     return broken_;
   };
+  // 1. Followers: staged bytes placed, writes durable, DATA records ready.
+  std::vector<std::byte> mine;
+  Status local;
+  uint64_t log_bytes = 0;
+  if (rank_ != 0) {
+    auto index = file.prepare_commit();
+    if (index) mine = encode_index(*index);
+    else local = index.status();
+    log_bytes = file.data_log_bytes();
+  }
   Status prepared = agree(local);
   if (!broken_) return give_up();
-  // 2. The records to rank 0.
   std::vector<std::byte> all;
-  if (prepared && !gather_to_rank0(mine, all)) return give_up();
-  // 3. Rank 0 commits them with its own, or stays at the last commit.
+  uint64_t followers_log_bytes = 0;
+  if (prepared && !gather_to_rank0(mine, log_bytes, all, followers_log_bytes)) return give_up();
+  // 2. Rank 0 commits the records with its own, or stays at the last commit.
   Status committed;
-  if (rank_ == 0) {
-    if (!prepared) (void)file.fail_stop(prepared);
-    committed = prepared ? file.commit_with(decode_index(all), closing) : (closing ? file.close() : prepared);
+  int materialize = 0;
+  if (rank_ == 0 && !prepared) {
+    (void)file.fail_stop(prepared);
+    committed = closing ? file.close() : prepared;
+  } else if (rank_ == 0) {
+    auto due = file.commit_with(decode_index(all), followers_log_bytes, closing);
+    if (due) materialize = *due;
+    else committed = due.status();
   }
-  Status outcome = agree(committed);
+  Status outcome = agree(committed, &materialize);
   if (!broken_) return give_up();
-  // 4. Followers move on with the journal (a checkpoint starts a generation).
-  Status followed;
-  if (rank_ != 0) followed = closing ? file.close() : outcome ? file.finish_commit() : outcome;
-  return outcome ? agree(followed) : outcome;
+  if (!outcome) {
+    if (closing && rank_ != 0) (void)file.close();
+    return outcome;
+  }
+  // 3. and 4. Followers follow the journal to the commit; if the image goes
+  // into the file now, every rank writes its share of the raw windows.
+  if (materialize) {
+    Status shared = rank_ != 0 ? file.finish_commit() : Status::ok();
+    if (shared) shared = file.write_raw_share();
+    shared = agree(shared);
+    if (!broken_) return give_up();
+    if (!shared) return file.fail_stop(shared);
+  } else if (!closing) {
+    Status followed = agree(rank_ != 0 ? file.finish_commit() : Status::ok());
+    return broken_ ? followed : give_up();
+  }
+  // 5. Rank 0 lays the overlay and starts a generation or removes the
+  // journal; then the followers follow it, or close.
+  Status ended = agree(rank_ == 0 ? file.end_commit(bool(materialize), closing) : Status::ok());
+  if (!broken_) return give_up();
+  if (!ended) return file.fail_stop(ended);
+  Status last = agree(rank_ == 0 ? Status::ok() : closing ? file.close() : file.finish_commit());
+  return broken_ ? last : give_up();
 }
 
-Status MpiSession::gather_to_rank0(const std::vector<std::byte>& mine, std::vector<std::byte>& all) {
-  int len = int(mine.size());
+Status MpiSession::gather_to_rank0(const std::vector<std::byte>& mine, uint64_t log_bytes, std::vector<std::byte>& all,
+                                   uint64_t& log_bytes_sum) {
+  // Each rank's length and data log size in one gather.
+  uint64_t sizes[2] = {mine.size(), log_bytes};
+  std::vector<uint64_t> every(2 * size_t(size_), 0);
   std::vector<int> lens(size_t(size_), 0), offsets(size_t(size_), 0);
   MPI_Request request;
-  if (int rc = MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm_, &request); rc != MPI_SUCCESS)
+  if (int rc = MPI_Igather(sizes, 2, MPI_UINT64_T, every.data(), 2, MPI_UINT64_T, 0, comm_, &request);
+      rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Igather (commit)");
   H5J_RETURN_IF_ERROR(wait(request, "gathering index lengths (commit)"));
+  int len = int(mine.size());
   if (rank_ == 0) {
-    for (int r = 1; r < size_; ++r) offsets[size_t(r)] = offsets[size_t(r - 1)] + lens[size_t(r - 1)];
+    log_bytes_sum = 0;
+    for (int r = 0; r < size_; ++r) {
+      lens[size_t(r)] = int(every[2 * size_t(r)]);
+      log_bytes_sum += every[2 * size_t(r) + 1];
+      if (r > 0) offsets[size_t(r)] = offsets[size_t(r - 1)] + lens[size_t(r - 1)];
+    }
     all.resize(size_t(offsets.back() + lens.back()));
   }
   if (int rc = MPI_Igatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), offsets.data(), MPI_BYTE, 0, comm_,

@@ -41,8 +41,9 @@ class MpiSession {
   MPI_Info info() const { return info_; }
 
   // Every rank's status in; on every rank the same status out: the failure
-  // of the lowest failing rank, or ok.
-  Status agree(const Status& local);
+  // of the lowest failing rank, or ok.  With `rank0_value`, every rank also
+  // gets rank 0's value of it.
+  Status agree(const Status& local, int* rank0_value = nullptr);
   // The collective commit: each follower makes its writes durable and sends
   // its DATA records to rank 0, which journals them with the COMMIT; all
   // ranks then agree on the outcome.  With `closing`, the collective close.
@@ -57,7 +58,9 @@ class MpiSession {
   // then broken for good, as the request can never complete.
   Status wait(MPI_Request& request, const char* step);
   Status broadcast_message(std::string& message, int root);
-  Status gather_to_rank0(const std::vector<std::byte>& mine, std::vector<std::byte>& all);
+  // Every rank's `mine` into rank 0's `all`, and the sum of their `log_bytes`.
+  Status gather_to_rank0(const std::vector<std::byte>& mine, uint64_t log_bytes, std::vector<std::byte>& all,
+                         uint64_t& log_bytes_sum);
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: the driver's messages never meet the library's
   MPI_Info info_ = MPI_INFO_NULL;

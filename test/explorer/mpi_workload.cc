@@ -48,6 +48,7 @@ class Session {
     for (int rank = 0; rank <= followers; ++rank) {
       o.role = rank == 0 ? Role::kMpiOwner : Role::kMpiFollower;
       o.data_log = uint32_t(rank);
+      o.ranks = uint32_t(followers + 1);
       auto f = JournaledFile::open(file, rank == 0 ? access : Access::kReadWrite, o);
       must(f.status(), "open on rank " + std::to_string(rank));
       ranks_.push_back(std::move(*f));
@@ -108,27 +109,10 @@ class Session {
   }
 
  private:
-  // MpiSession::commit in one process.  Its agreement (agree()) gives every
-  // rank the failure of the lowest failing rank: here, the first failure in
-  // rank order, and the outcome of the commit itself is rank 0's.
   Status commit_all(bool closing) {
-    Status prepared;
-    std::vector<DataPayload> records;
-    for (int rank = 1; rank <= followers(); ++rank) {
-      auto index = ranks_[size_t(rank)]->prepare_commit();
-      if (!index && prepared) prepared = index.status();
-      if (index) records.insert(records.end(), index->begin(), index->end());
-    }
-    JournaledFile& owner = *ranks_[0];
-    if (!prepared) (void)owner.fail_stop(prepared);
-    Status outcome = prepared ? owner.commit_with(records, closing) : closing ? owner.close() : prepared;
-    Status followed;
-    for (int rank = 1; rank <= followers(); ++rank) {
-      JournaledFile& f = *ranks_[size_t(rank)];
-      Status s = closing ? f.close() : outcome ? f.finish_commit() : outcome;
-      if (followed && !s) followed = s;
-    }
-    return outcome ? followed : outcome;
+    std::vector<JournaledFile*> ranks;
+    for (auto& f : ranks_) ranks.push_back(f.get());
+    return commit_in_one_process(ranks, closing);
   }
 
   // Every rank was told the commit failed: no later commit may succeed
@@ -214,6 +198,10 @@ void run_mpi_workload(const JournalOptions& options, const std::string& file, Co
   // Sizes are scaled down 16-fold from the driver's 64 KiB, so that small
   // writes by rank 0 take both paths: in place, and the journal.
   o.inplace_min_bytes = 4096;
+  // 1 KiB windows, so that a checkpoint or close splits them between ranks:
+  // blocks are multiples of 1 KiB, and a follower's overwrite of rank 0's
+  // block is a window of its own (write_raw_share).
+  o.raw_window_shift = 10;
   Model m;
   std::vector<Step> done;
   int k = 0;
