@@ -212,22 +212,26 @@ json commit_cost(const Driver& d, const std::string& path, int steps, int kib) {
   return r;
 }
 
-// The commit protocol's collectives alone (vfd/mpi_session.cc), no I/O:
-// agree (MPI_Allgather of an int), the lengths (MPI_Gather), `records`
-// 56-byte DATA records from each follower (MPI_Gatherv), agree, agree.
+// The commit protocol's collectives alone (vfd/mpi_session.cc), no I/O, for
+// a commit without a checkpoint: agree (MPI_Allgather of two ints), the
+// lengths and data log sizes (MPI_Gather of two u64), `records` 56-byte
+// DATA records from each follower (MPI_Gatherv), agree, agree.
 json collectives(int count, int records) {
   const size_t n = size_t(ranks);
-  std::vector<int> codes(n), lens(n), offsets(n);
+  std::vector<int> codes(2 * n), lens(n), offsets(n);
+  std::vector<uint64_t> sizes(2 * n);
   std::vector<char> mine(rank == 0 ? 0 : size_t(records) * 56), all(n * size_t(records) * 56);
-  int code = 0, len = int(mine.size());
-  auto agree = [&] { MPI_Allgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, MPI_COMM_WORLD); };
+  int code[2] = {0, 0};
+  uint64_t my_sizes[2] = {mine.size(), 0};
+  auto agree = [&] { MPI_Allgather(code, 2, MPI_INT, codes.data(), 2, MPI_INT, MPI_COMM_WORLD); };
   std::vector<double> latencies;
   for (int i = 0; i < count; ++i) {
     latencies.push_back(timed([&] {
       agree();
-      MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+      MPI_Gather(my_sizes, 2, MPI_UINT64_T, sizes.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+      for (size_t r = 0; r < n; ++r) lens[r] = int(sizes[2 * r]);
       for (int r = 1; r < ranks; ++r) offsets[size_t(r)] = offsets[size_t(r - 1)] + lens[size_t(r - 1)];
-      MPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+      MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(), lens.data(), offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
       agree();
       agree();
     }) * 1e6);
