@@ -540,6 +540,8 @@ constexpr uint64_t kWindowGap = 64 << 10;
 constexpr uint64_t kWindowMax = 1 << 20;
 // The data log takes a pattern's bytes as one record; longer pieces are cut.
 constexpr uint64_t kMaxExtentBytes = 64 << 20;
+// Staged bytes are placed once there are this many (and at every commit).
+constexpr uint64_t kStagedMax = 16 << 20;
 
 }  // namespace
 
@@ -550,6 +552,10 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
     if (Status s = catch_up(); !s) return fail(s);
   }
   H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
+  // Placed early, the staged bytes reach the disk while HDF5 produces the
+  // next ones, instead of all at the commit's sync; by then runs have
+  // coalesced into large writes.
+  if (staged_bytes_ >= kStagedMax) H5J_RETURN_IF_ERROR(write_staged(UINT64_MAX));
   return publish();
 }
 
@@ -681,6 +687,7 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   if (staged) {
     assert(!overlay_.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
     staged_.insert(pattern, index->log, index->log_offset);
+    staged_bytes_ += pattern.bytes();
   } else {
     if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
     else if (Status s = writer_->append_data(*index); !s) return fail(s);
@@ -725,7 +732,16 @@ Status JournaledFile::write_staged(uint64_t limit) {
     return read_data_log(log, off, out);
   }, *base_);
   if (!s) return fail(s);
+  if (opts_.ring.durable && staged_bytes_ >= kEarlyWritebackMin) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    staged_.for_each_window([&](uint64_t addr, uint64_t len) {
+      lo = std::min(lo, addr);
+      hi = std::max(hi, addr + len);
+    });
+    base_->start_writeback(lo, std::min(hi, limit) - std::min(lo, limit));
+  }
   staged_.clear();
+  staged_bytes_ = 0;
   inplace_unsynced_ = true;
   return Status::ok();
 }

@@ -363,6 +363,7 @@ class JournaledFile : private RecoveredImage {
   // above, and staging does not raise it), and no in-place write lands on
   // them (it is staged too); so the image is base, staged_, raw_, overlay.
   RawLayer staged_;
+  uint64_t staged_bytes_ = 0;  // the bytes of staged_'s extents
   RawLayer raw_{opts_.raw_window_shift};  // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;
