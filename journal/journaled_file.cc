@@ -443,9 +443,10 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
-    auto data_log = [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); };
-    status = staged_.lay_onto(a, dst, data_log);
-    if (status) status = raw_.lay_onto(a, dst, data_log);
+    status = staged_.lay_onto(a, dst, [this](uint32_t, uint64_t off, std::span<std::byte> o) { return read_staged(off, o); });
+    if (status)
+      status = raw_.lay_onto(
+          a, dst, [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); });
   });
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
@@ -552,10 +553,6 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
     if (Status s = catch_up(); !s) return fail(s);
   }
   H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
-  // Placed early, the staged bytes reach the disk while HDF5 produces the
-  // next ones, instead of all at the commit's sync; by then runs have
-  // coalesced into large writes.
-  if (staged_bytes_ >= kStagedMax) H5J_RETURN_IF_ERROR(write_staged(UINT64_MAX));
   return publish();
 }
 
@@ -680,45 +677,52 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 }
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
+  logical_size_ = std::max<uint64_t>(logical_size_, pattern.end());
+  dirty_ = true;
+  if (stages(pattern)) return stage(pattern, bytes);
   assert(data_writer_);
-  bool staged = stages(pattern);
   auto index = data_writer_->append_extent(current_txn(), opts_.data_log, pattern, bytes);
   if (!index) return fail(index.status());
-  if (staged) {
-    assert(!overlay_.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
-    staged_.insert(pattern, index->log, index->log_offset);
-    staged_bytes_ += pattern.bytes();
-  } else {
-    if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
-    else if (Status s = writer_->append_data(*index); !s) return fail(s);
-    add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
-    data_unsynced_ = true;
-  }
+  if (follower()) pending_index_.push_back(*index);  // the owner journals it at the commit
+  else if (Status s = writer_->append_data(*index); !s) return fail(s);
+  add_to_image(raw_, overlay_, pattern, index->log, index->log_offset);
+  data_unsynced_ = true;
   // Under MPI the other ranks read the record from the file (refresh_peers).
   if (opts_.role != Role::kSerial)
     if (Status s = data_writer_->publish(); !s) return fail(s);
   stats_.raw_bytes_logged += pattern.bytes();
-  stats_.raw_index_peak_bytes =
-      std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes() + staged_.memory_bytes());
-  // Replay must never lay logged bytes over a newer in-place write.  Staged
-  // bytes are never replayed, and an in-place write over them is staged too.
-  if (!staged) journal_high_water_ = std::max(journal_high_water_, pattern.end());
-  logical_size_ = std::max<uint64_t>(logical_size_, pattern.end());
-  dirty_ = true;
+  stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, raw_.memory_bytes());
+  // Replay must never lay logged bytes over a newer in-place write.
+  journal_high_water_ = std::max(journal_high_water_, pattern.end());
   return Status::ok();
 }
 
 // Under MPI a rank cannot gather its small pieces into windows (their gaps
 // may be other ranks'), and writing each alone queues the ranks on the
-// file's inode lock.  So small pieces in new space are staged in the data
-// log, where the other ranks see them (refresh_peers), and at the commit
-// this rank writes them in place, adjacent runs coalesced: a strided block
-// fills the gaps of the ones before it.  The write-ahead rule allows it
-// (new space holds nothing committed), and the data log need not be
-// durable for them: no journal record ever names them.  raw=log keeps
-// every byte in the log, as asked.
+// file's inode lock.  So small pieces in new space are staged in memory,
+// and this rank writes them in place later, adjacent runs coalesced: a
+// strided block fills the gaps of the ones before it.  The write-ahead rule
+// allows it (new space holds nothing committed).  raw=log keeps every byte
+// in the log, as asked.  When they are placed, and what the other ranks
+// see before: design.md §10.
 bool JournaledFile::stages(const RawPattern& pattern) const {
   return opts_.role != Role::kSerial && opts_.raw_mode != RawMode::kLog && pattern.addr >= protected_end();
+}
+
+Status JournaledFile::stage(const RawPattern& pattern, Gather bytes) {
+  assert(!overlay_.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
+  staged_.insert(pattern, 0, staged_bytes_.size());
+  for (std::span<const std::byte> b : bytes) staged_bytes_.insert(staged_bytes_.end(), b.begin(), b.end());
+  // Placed early, the staged bytes reach the disk while HDF5 produces the
+  // next ones, instead of all at the commit's sync; by then runs have
+  // coalesced into large writes.  It also bounds the memory staging takes.
+  return staged_bytes_.size() >= kStagedMax ? write_staged(UINT64_MAX) : Status::ok();
+}
+
+Status JournaledFile::read_staged(uint64_t offset, std::span<std::byte> out) const {
+  assert(offset + out.size() <= staged_bytes_.size());
+  std::memcpy(out.data(), staged_bytes_.data() + offset, out.size());
+  return Status::ok();
 }
 
 Status JournaledFile::place_staged() {
@@ -728,11 +732,11 @@ Status JournaledFile::place_staged() {
 
 Status JournaledFile::write_staged(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  Status s = apply_raw_layer(staged_, limit, [this](uint32_t log, uint64_t off, std::span<std::byte> out) {
-    return read_data_log(log, off, out);
-  }, *base_);
+  Status s = apply_raw_layer(
+      staged_, limit, [this](uint32_t, uint64_t off, std::span<std::byte> out) { return read_staged(off, out); },
+      *base_);
   if (!s) return fail(s);
-  if (opts_.ring.durable && staged_bytes_ >= kEarlyWritebackMin) {
+  if (opts_.ring.durable && staged_bytes_.size() >= kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;
     staged_.for_each_window([&](uint64_t addr, uint64_t len) {
       lo = std::min(lo, addr);
@@ -741,7 +745,7 @@ Status JournaledFile::write_staged(uint64_t limit) {
     base_->start_writeback(lo, std::min(hi, limit) - std::min(lo, limit));
   }
   staged_.clear();
-  staged_bytes_ = 0;
+  staged_bytes_.clear();
   inplace_unsynced_ = true;
   return Status::ok();
 }

@@ -203,9 +203,9 @@ class JournaledFile : private RecoveredImage {
   //    close() if `closing`.  Then followers step 3, or close() if closing.
   Status end_commit(bool materialize, bool closing);
   // MPI: this rank's staged bytes (staged_) in place now, at the end of a
-  // collective write: HDF5 fills chunks in one (each rank its share) and
-  // writes their data in the next, perhaps from another rank, and the fill
-  // must land first.
+  // raw write in collective mode: HDF5 fills chunks in one (each rank its
+  // share) and writes their data in the next, perhaps from another rank,
+  // and the fill must land first.
   Status place_staged();
   // Enters fail-stop with `why` (a commit that another rank could not
   // prepare): the file stays at its last commit.
@@ -305,6 +305,8 @@ class JournaledFile : private RecoveredImage {
   Status append_pattern(const RawPattern& pattern, Gather bytes);
   // Whether a pattern about to be logged is staged (staged_) rather than indexed.
   bool stages(const RawPattern& pattern) const;
+  Status stage(const RawPattern& pattern, Gather bytes);
+  Status read_staged(uint64_t offset, std::span<std::byte> out) const;
   // staged_'s bytes below `limit` in place (not yet durable); staged_ emptied.
   Status write_staged(uint64_t limit);
   // The checks every write makes (fail-stop, read-only, passive), then
@@ -356,14 +358,14 @@ class JournaledFile : private RecoveredImage {
   RawLayer peer_raw_;
 
   // MPI: this rank's extents of the open transaction that were in new space
-  // (above the protected end) when written.  The data log only stages them:
-  // they go in place at the commit (write_staged), by this rank, and never
-  // into the journal's index.  Invariant: raw_ holds nothing older that
+  // (above the protected end) when written, their bytes in staged_bytes_.
+  // They go in place (write_staged), by this rank, and never into the
+  // journal's index or a data log.  Invariant: raw_ holds nothing older that
   // overlaps them (raw_'s extents end below the protected end they were
   // above, and staging does not raise it), and no in-place write lands on
   // them (it is staged too); so the image is base, staged_, raw_, overlay.
   RawLayer staged_;
-  uint64_t staged_bytes_ = 0;  // the bytes of staged_'s extents
+  std::vector<std::byte> staged_bytes_;  // staged_'s extents' bytes, packed, in staging order
   RawLayer raw_{opts_.raw_window_shift};  // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;

@@ -306,16 +306,20 @@ Result<std::vector<CollectivePiece>> collective_transfer(const JournalDriverFile
   return collective_pieces(addr, size, types);
 }
 
-// A raw write HDF5 declared collective ends together on every rank, as
-// mpio's MPI_File_write_at_all does, with one outcome.  HDF5 relies on it:
-// it fills new chunks with one collective write (each rank its share) and
-// writes their data with the next, and rank 0's fill of a chunk, journaled,
-// must not land after another rank's data for it.  Metadata writes never
-// are: under PROCESS_0_ONLY rank 0 alone writes them, inside whatever call
-// made the metadata cache flush, collective or not.
+// HDF5 fills new chunks with one raw write in collective mode (each rank its
+// share, then an MPI_Barrier) and writes their data with the next, perhaps
+// from another rank; the fill must land first.  So every raw write in
+// collective mode ends with this rank's staged bytes in place.  One HDF5
+// declared a collective call also ends together on every rank, as mpio's
+// MPI_File_write_at_all does, with one outcome: rank 0's fill of a chunk,
+// journaled, must not land after another rank's data for it.  Not with
+// H5FD_MPIO_INDIVIDUAL_IO, whose calls not every rank makes.  Metadata
+// writes never are collective: under PROCESS_0_ONLY rank 0 alone writes
+// them, inside whatever call made the metadata cache flush.
 Status end_of_collective_write(JournalDriverFile& f, bool raw, const Status& local) {
-  if (!f.mpi || !raw || !collective_call_in_context()) return local;
-  return f.mpi->agree(local ? f.file->place_staged() : local);
+  if (!f.mpi || !raw || !collective_mode_in_context()) return local;
+  Status placed = local ? f.file->place_staged() : local;
+  return collective_call_in_context() ? f.mpi->agree(placed) : placed;
 }
 
 Status read_pieces(JournaledFile& f, std::span<const CollectivePiece> pieces, std::byte* buf) {

@@ -181,12 +181,10 @@ std::vector<Block> stream(const TypeMap& map, int64_t at, int64_t bytes) {
 
 }  // namespace
 
-namespace {
 bool collective_mode_in_context() {
   H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
   return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 }
-}  // namespace
 
 bool collective_call_in_context() {
   H5FD_mpio_collective_opt_t option = H5FD_MPIO_INDIVIDUAL_IO;

@@ -32,6 +32,10 @@ struct CollectivePiece {
   uint64_t length;
 };
 
+// Whether the current transfer is in collective mode (H5FD_MPIO_COLLECTIVE),
+// whatever its collective option.
+bool collective_mode_in_context();
+
 // Whether HDF5 declared the current call collective: every rank of the
 // file's communicator makes it (the transfer mode is collective, and the
 // collective option is not H5FD_MPIO_INDIVIDUAL_IO, with which mpio too

@@ -155,9 +155,10 @@ struct Step {
 // block (in place; in odd steps staged) and a staged one, and overwrites,
 // into its data log, of rank 0's block of the step before and, strided, of
 // the range rank 0 overwrote one step earlier.  In steps 1 and 5 the staged
-// bytes go in place midway, as at the end of a collective write; step 3's
-// reach the file only at the commit.  Ranks never write the same bytes in
-// one step.
+// bytes go in place midway, as at the end of a collective write, after
+// rank 0 stages a chunk's fill that follower 1 then overwrites; step 3's
+// reach the file only at the commit.  Otherwise ranks never write the same
+// bytes in one step.
 Step step(Session& s, Model& m, const std::vector<Step>& done, int k) {
   uint32_t seed = uint32_t(k) * 1000;
   Step now;
@@ -177,7 +178,14 @@ Step step(Session& s, Model& m, const std::vector<Step>& done, int k) {
     else s.interleaved(r, now.follower_blocks.back(), seed += 128);
     s.interleaved(r, {m.alloc(3072), 3072}, seed += 128);
   }
-  if (k % 4 == 1) s.place_staged();
+  if (k % 4 == 1) {
+    // HDF5's chunk fill: rank 0 fills new space in a collective-mode write,
+    // whose end places it; then follower 1 writes the data over it.
+    Range chunk{m.alloc(2048), 2048};
+    s.interleaved(0, chunk, seed += 128);
+    s.place_staged();
+    s.interleaved(1, chunk, seed += 128);
+  }
   for (int r = 1; r <= s.followers(); ++r) {
     if (done.empty()) break;
     const Range& ob = done.back().owner_block;
