@@ -565,7 +565,11 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
   // made ranks queue on the file's inode lock (a quarter of W2's time), so
   // every rank does what kAuto does, and its small pieces in new space are
   // staged (stages()).
-  if (opts_.raw_mode == RawMode::kInPlace && opts_.role == Role::kSerial) return write_windows(pieces, tag);
+  // Serially, windows; but a vector of pieces all in new space is staged
+  // too: coalesced at placing, with no read of the gaps.
+  if (opts_.raw_mode == RawMode::kInPlace && opts_.role == Role::kSerial &&
+      (pieces.size() == 1 || !all_in_new_space(pieces)))
+    return write_windows(pieces, tag);
   // kAuto: large pieces in new space in place, runs of the others to the log.
   uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
   return log_all_but(
@@ -706,12 +710,18 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
 // in the log, as asked.  When they are placed, and what the other ranks
 // see before: design.md §10.
 bool JournaledFile::stages(const RawPattern& pattern) const {
-  return opts_.role != Role::kSerial && opts_.raw_mode != RawMode::kLog && pattern.addr >= protected_end();
+  bool mode = opts_.role == Role::kSerial ? opts_.raw_mode == RawMode::kInPlace : opts_.raw_mode != RawMode::kLog;
+  return mode && pattern.addr >= protected_end();
+}
+
+bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
+  return std::all_of(pieces.begin(), pieces.end(), [&](const RawPiece& p) { return p.addr >= protected_end(); });
 }
 
 Status JournaledFile::stage(const RawPattern& pattern, Gather bytes) {
   assert(!overlay_.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
   staged_.insert(pattern, 0, staged_bytes_.size());
+  if (staged_bytes_.capacity() == 0) staged_bytes_.reserve(kStagedMax + pattern.bytes());  // no copies as it grows
   for (std::span<const std::byte> b : bytes) staged_bytes_.insert(staged_bytes_.end(), b.begin(), b.end());
   // Placed early, the staged bytes reach the disk while HDF5 produces the
   // next ones, instead of all at the commit's sync; by then runs have
@@ -745,7 +755,7 @@ Status JournaledFile::write_staged(uint64_t limit) {
     base_->start_writeback(lo, std::min(hi, limit) - std::min(lo, limit));
   }
   staged_.clear();
-  staged_bytes_.clear();
+  staged_bytes_.clear();  // keeps its capacity for the next
   inplace_unsynced_ = true;
   return Status::ok();
 }

@@ -305,6 +305,7 @@ class JournaledFile : private RecoveredImage {
   Status append_pattern(const RawPattern& pattern, Gather bytes);
   // Whether a pattern about to be logged is staged (staged_) rather than indexed.
   bool stages(const RawPattern& pattern) const;
+  bool all_in_new_space(std::span<const RawPiece> pieces) const;
   Status stage(const RawPattern& pattern, Gather bytes);
   Status read_staged(uint64_t offset, std::span<std::byte> out) const;
   // staged_'s bytes below `limit` in place (not yet durable); staged_ emptied.
