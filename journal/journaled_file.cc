@@ -559,14 +559,12 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
 Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
   if (opts_.role != Role::kSerial && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
-  // Under MPI a window's gaps may hold other ranks' bytes, which writing
-  // the window back would overwrite with stale ones (why HDF5 turns its
-  // sieve buffer off in parallel).  Writing each small piece alone instead
-  // made ranks queue on the file's inode lock (a quarter of W2's time), so
-  // every rank does what kAuto does, and its small pieces in new space are
-  // staged (stages()).
-  // Serially, windows; but a vector of pieces all in new space is staged
-  // too: coalesced at placing, with no read of the gaps.
+  // Serially, kInPlace gathers windows, unless every piece is in new space:
+  // then staging (stages()) coalesces them at placing, with no read of the
+  // gaps.  Under MPI a window's gaps may hold other ranks' bytes, which
+  // writing the window back would overwrite with stale ones (why HDF5
+  // turns its sieve buffer off in parallel), so every rank does what kAuto
+  // does, and stages its small pieces in new space.
   if (opts_.raw_mode == RawMode::kInPlace && opts_.role == Role::kSerial &&
       (pieces.size() == 1 || !all_in_new_space(pieces)))
     return write_windows(pieces, tag);
@@ -703,12 +701,13 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
 
 // Under MPI a rank cannot gather its small pieces into windows (their gaps
 // may be other ranks'), and writing each alone queues the ranks on the
-// file's inode lock.  So small pieces in new space are staged in memory,
-// and this rank writes them in place later, adjacent runs coalesced: a
-// strided block fills the gaps of the ones before it.  The write-ahead rule
-// allows it (new space holds nothing committed).  raw=log keeps every byte
-// in the log, as asked.  When they are placed, and what the other ranks
-// see before: design.md §10.
+// file's inode lock; serially a window costs a read of its gaps.  So small
+// pieces in new space are staged in memory, and this rank writes them in
+// place later, adjacent runs coalesced: a strided block fills the gaps of
+// the ones before it.  The write-ahead rule allows it (new space holds
+// nothing committed).  raw=log keeps every byte in the log, as asked, and
+// serial raw=auto logs small pieces as it always has.  When they are
+// placed, and what other ranks see before: design.md §10.
 bool JournaledFile::stages(const RawPattern& pattern) const {
   bool mode = opts_.role == Role::kSerial ? opts_.raw_mode == RawMode::kInPlace : opts_.raw_mode != RawMode::kLog;
   return mode && pattern.addr >= protected_end();
@@ -847,8 +846,8 @@ Status JournaledFile::commit() {
 }
 
 // Every log counts: a checkpoint also bounds the data logs (the followers'
-// too, staged bytes and all) and the raw index, whose memory grows with the
-// DATA records in the journal.
+// too) and the raw index, whose memory grows with the DATA records in the
+// journal.
 bool JournaledFile::checkpoint_due() const {
   if (!writer_) return false;
   uint64_t logged = writer_->generation_bytes() + data_log_bytes() + followers_log_bytes_;
@@ -1195,6 +1194,7 @@ void JournaledFile::forget_peers() {
   peer_raw_.clear();
   peer_generation_ = writer_ || tail_ ? generation() : 0;
 }
+
 Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing) {
   JournaledFile& owner = *ranks[0];
   auto followers = ranks.subspan(1);
