@@ -12,7 +12,12 @@
 #     --steps N        steps per job
 #     --seed S         the random moments (default: from the clock); printed
 #     --skip-recovery  negative check: no h5recover, so the checker must find
-#                      damage; succeeds only if some kill is caught
+#                      damage; succeeds only if some kill is caught.  The job
+#                      then never checkpoints before its close: right after a
+#                      checkpoint the file alone is whole, and with the
+#                      job's usual 256 KiB threshold (every rank's data log
+#                      counts) a checkpoint came every few steps, so that a
+#                      run of 6 kills could catch none.
 # Kills alternate between raw=inplace and raw=log.  Every failure names the
 # kill (seed, number, kind, moment, raw mode, steps) and keeps its crash state.
 set -uo pipefail
@@ -31,6 +36,8 @@ while (($#)); do
 done
 # Under ASan, as in same_as_mpio.sh: MPICH's hwloc leaks need the slow unwinder.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
+job_options=()
+((skip_recovery)) && job_options=(--checkpoint-bytes $((1 << 30)))
 RANDOM=$seed
 rm -rf "$work/refs"  # references of an older parallel_timesteps would be wrong
 mkdir -p "$work/refs"
@@ -48,7 +55,7 @@ clean() { rm -f "$file" "$file".jnl* "$file".pid.* "$file".steps "$file".log; }
 # rank has written its pid file, so that kills land in the job's own work.
 start_job() {
   clean
-  mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$1" >"$file".log 2>&1 &
+  mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$1" "${job_options[@]}" >"$file".log 2>&1 &
   job=$!
   local waited=0
   while (($(ls "$file".pid.* 2>/dev/null | wc -l) < ranks)); do
@@ -167,15 +174,19 @@ check_crash() {
 
 # The calibration run: uninterrupted, it must end closed, clean and equal to
 # the last step's reference, and unequal to the step before (the checker can
-# tell adjacent steps apart).  Its duration bounds the kill moments.
+# tell adjacent steps apart).  Its duration to the close, when "closed"
+# reached the step log (its mtime; not the end of mpiexec, whose teardown
+# took as long as the work), bounds the kill moments.
 calibrate() {
   what="calibration"
+  start_job inplace  # a first run, cold, takes about twice as long as the rest
+  wait_job || { echo "FAIL: warm-up run: mpiexec exited $?"; cat "$file".log; exit 1; }
   start_job inplace
   local t0
   t0=$(now_us)
   wait_job
   local rc=$?
-  duration=$(($(now_us) - t0))
+  duration=$(($(date -r "$file".steps +%s%N) / 1000 - t0))
   read_step_log
   if ((rc != 0 || closed != 1)); then
     echo "FAIL: calibration run: mpiexec exited $rc, step log ends at $acked"; cat "$file".log; exit 1
@@ -193,7 +204,7 @@ damaged=0 before_commit=0 finished=0 ahead=0
 for ((i = 0; i < total; ++i)); do
   raw=inplace
   ((i % 2)) && raw=log
-  moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))  # the later runs are often faster
+  moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))
   if ((i < kills)); then victim=all; else victim=$(((i - kills) % ranks)); fi
   what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps)"
   start_job "$raw"
@@ -212,6 +223,9 @@ for ((i = 0; i < total; ++i)); do
     # Not killed: it must have finished, not failed on its own.
     ((rc == 0)) || { echo "FAIL: $what: the job ended by itself with status $rc"; cat "$file".log; exit 1; }
     ((++finished))
+    # The runs go faster than the calibrated one: later moments come
+    # from a shorter span, so that kills land in the work.
+    duration=$((moment * 9 / 10))
   fi
   check_no_survivor || exit 1
   keep_crash_state "$i"
