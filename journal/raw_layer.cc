@@ -37,15 +37,11 @@ size_t RawLayer::memory_bytes() const {
 }
 
 bool RawLayer::touches(uint64_t addr, uint64_t end) const {
-  for (auto it = buckets_.lower_bound(addr >> window_shift_); it != buckets_.end() && (it->first << window_shift_) < end;
-       ++it) {
-    for (uint32_t id : it->second) {
-      bool hit = false;
-      extents_[id].pattern.for_each_run_in(addr, end, [&](uint64_t, uint64_t, uint64_t) { hit = true; });
-      if (hit) return true;
-    }
-  }
-  return false;
+  return any_extent_near(addr, end, [&](uint32_t id) {
+    bool hit = false;
+    extents_[id].pattern.for_each_run_in(addr, end, [&](uint64_t, uint64_t, uint64_t) { hit = true; });
+    return hit;
+  });
 }
 
 uint32_t RawLayer::sole_log(uint64_t window) const {
@@ -63,8 +59,10 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
   if (out.empty() || extents_.empty()) return Status::ok();
   // The extents touching the range, oldest first.
   std::vector<uint32_t> ids;
-  for (auto it = buckets_.lower_bound(addr >> window_shift_); it != buckets_.end() && (it->first << window_shift_) < end; ++it)
-    ids.insert(ids.end(), it->second.begin(), it->second.end());
+  any_extent_near(addr, end, [&](uint32_t id) {
+    ids.push_back(id);
+    return false;
+  });
   std::sort(ids.begin(), ids.end());
   std::vector<std::byte> scratch;
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -74,6 +74,17 @@ class RawLayer {
     uint64_t src;
     uint32_t log;
   };
+  // Calls f(id) for the extents in the buckets [addr, end) touches, bucket by
+  // bucket (an extent in several buckets is met once in each); stops when f
+  // returns true.
+  template <typename F>
+  bool any_extent_near(uint64_t addr, uint64_t end, F&& f) const {
+    for (auto it = buckets_.lower_bound(addr >> window_shift_);
+         it != buckets_.end() && (it->first << window_shift_) < end; ++it)
+      for (uint32_t id : it->second)
+        if (f(id)) return true;
+    return false;
+  }
   std::vector<Extent> extents_;                          // log order
   std::map<uint64_t, std::vector<uint32_t>> buckets_;   // window -> extents touching it, ascending
   size_t id_bytes_ = 0;                                  // the buckets' vectors, by capacity
