@@ -395,6 +395,27 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
   crash_with_raw_data(path, opts);
   CHECK(test::file_size(path) == 0);  // nothing went in place
   REQUIRE(posix_filesystem().exists(dpath));
+  // Changes the data log's byte at `at` (an iterator into `log`, a copy of
+  // the data log) to 7 and writes it back.
+  auto damage = [&](std::vector<std::byte>& log, std::vector<std::byte>::iterator at) {
+    REQUIRE(at != log.end());
+    *at = std::byte(7);
+    test::write_file(dpath, log);
+  };
+  auto last_of_value_2 = [](std::vector<std::byte>& log) {
+    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
+    return it == log.rend() ? log.end() : std::prev(it.base());
+  };
+  // An open in `mode` refused as corrupt, naming `why`, the file untouched.
+  auto refused = [&](RecoveryMode mode, const std::string& why) {
+    opts.recovery_mode = mode;
+    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!rw);
+    CHECK(rw.status().code() == Code::kCorrupt);
+    CHECK(rw.status().message().find(why) != std::string::npos);
+    CHECK(test::file_size(path) == 0);
+    return rw.status().message();
+  };
 
   SUBCASE("intact: both transactions, then a plain file") {
     auto ro = JournaledFile::open(path, Access::kReadOnly, opts);
@@ -410,12 +431,9 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
     CHECK(!posix_filesystem().exists(dpath));
   }
   SUBCASE("the second transaction's bytes damaged: it is refused, the first kept") {
-    auto log = test::read_file(dpath);
     // The second extent's bytes are the last 3000 bytes of value 2 in the log.
-    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
-    REQUIRE(it != log.rend());
-    *it = std::byte(7);
-    test::write_file(dpath, log);
+    auto log = test::read_file(dpath);
+    damage(log, last_of_value_2(log));
     auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
     REQUIRE(rw);
     CHECK((*rw)->report().replayed_txns == 1);
@@ -426,49 +444,27 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
   }
   SUBCASE("strict recovery refuses a damaged data log and changes nothing") {
     auto log = test::read_file(dpath);
-    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
-    *it = std::byte(7);
-    test::write_file(dpath, log);
-    opts.recovery_mode = RecoveryMode::kStrict;
-    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
-    REQUIRE(!rw);
-    CHECK(rw.status().code() == Code::kCorrupt);
-    CHECK(rw.status().message().find("fails its CRC") != std::string::npos);
-    CHECK(test::file_size(path) == 0);
+    damage(log, last_of_value_2(log));
+    refused(RecoveryMode::kStrict, "fails its CRC");
   }
   SUBCASE("tolerate-tail refuses a committed transaction's damaged data when later ones follow") {
     // The first transaction's bytes (a run of value 1) damaged; the second
     // committed after it.  Damage followed by valid records is no torn tail.
     auto log = test::read_file(dpath);
     std::vector<std::byte> ones(100, std::byte(1));
-    auto it = std::search(log.begin(), log.end(), ones.begin(), ones.end());
-    REQUIRE(it != log.end());
-    *it = std::byte(7);
-    test::write_file(dpath, log);
+    damage(log, std::search(log.begin(), log.end(), ones.begin(), ones.end()));
     auto journal_before = test::read_file(jpath);
-    opts.recovery_mode = RecoveryMode::kTolerateTail;
-    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
-    REQUIRE(!rw);
-    CHECK(rw.status().code() == Code::kCorrupt);
-    CHECK(rw.status().message().find("transaction 1's raw data in the data log fails its CRC") != std::string::npos);
-    CHECK(rw.status().message().find("tolerate-tail") != std::string::npos);
-    CHECK(test::file_size(path) == 0);  // nothing lost: the file, journal and data log are untouched
+    std::string why = refused(RecoveryMode::kTolerateTail, "transaction 1's raw data in the data log fails its CRC");
+    CHECK(why.find("tolerate-tail") != std::string::npos);
+    // Nothing lost: the file (above), journal and data log are untouched.
     CHECK(test::read_file(jpath) == journal_before);
     CHECK(test::read_file(dpath) == log);
   }
   SUBCASE("tolerate-tail refuses damaged data under the last committed transaction too") {
     // The data log is durable before COMMIT: committed data cannot be torn.
     auto log = test::read_file(dpath);
-    auto it = std::find(log.rbegin(), log.rend(), std::byte(2));
-    REQUIRE(it != log.rend());
-    *it = std::byte(7);
-    test::write_file(dpath, log);
-    opts.recovery_mode = RecoveryMode::kTolerateTail;
-    auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
-    REQUIRE(!rw);
-    CHECK(rw.status().code() == Code::kCorrupt);
-    CHECK(rw.status().message().find("transaction 2's raw data in the data log fails its CRC") != std::string::npos);
-    CHECK(test::file_size(path) == 0);
+    damage(log, last_of_value_2(log));
+    refused(RecoveryMode::kTolerateTail, "transaction 2's raw data in the data log fails its CRC");
   }
   SUBCASE("a missing data log is named, and nothing changes") {
     REQUIRE(posix_filesystem().remove(dpath));
