@@ -436,7 +436,8 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       status = read_journal(*src, dst);
       return;
     }
-    // Below the overlay: the file, then the data log's extents over it.
+    // Below the overlay: the file, then staged bytes, then the data log's
+    // extents over them (the order of JournaledFile::staged_'s invariant).
     auto got = base_->read_at(a, dst);
     if (!got) {
       status = got.status();
