@@ -744,7 +744,7 @@ Status JournaledFile::write_staged(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
   Status s = apply_raw_layer(
       staged_, limit, [this](uint32_t, uint64_t off, std::span<std::byte> out) { return read_staged(off, out); },
-      *base_);
+      *base_, nullptr, &placing_run_);
   if (!s) return fail(s);
   if (opts_.ring.durable && staged_bytes_.size() >= kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;

@@ -367,6 +367,7 @@ class JournaledFile : private RecoveredImage {
   // them (it is staged too); so the image is base, staged_, raw_, overlay.
   RawLayer staged_;
   std::vector<std::byte> staged_bytes_;  // staged_'s extents' bytes, packed, in staging order
+  AlignedBuffer placing_run_;            // write_staged's write buffer, kept between placings
   RawLayer raw_{opts_.raw_window_shift};  // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;

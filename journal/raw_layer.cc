@@ -54,8 +54,9 @@ uint32_t RawLayer::sole_log(uint64_t window) const {
 }
 
 Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
-                          ExtentMap* covered) const {
+                          std::vector<Range>* covered) const {
   uint64_t end = addr + out.size();
+  if (covered != nullptr) covered->clear();
   if (out.empty() || extents_.empty()) return Status::ok();
   // The extents touching the range, oldest first.
   std::vector<uint32_t> ids;
@@ -80,10 +81,27 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
     H5J_RETURN_IF_ERROR(source(e.log, e.src + first, scratch));
     e.pattern.for_each_run_in(addr, end, [&](uint64_t a, uint64_t n, uint64_t packed) {
       std::memcpy(out.data() + (a - addr), scratch.data() + (packed - first), n);
-      if (covered != nullptr) covered->insert(a, n, a);
+      if (covered != nullptr) covered->push_back({a, n});
     });
   }
+  if (covered != nullptr) merge(*covered);
   return Status::ok();
+}
+
+// Sorted and merged once, not kept merged run by run: a strided window
+// brings thousands of runs, and a tree insert each cost more than the copy.
+void RawLayer::merge(std::vector<Range>& ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.addr < b.addr; });
+  size_t kept = 0;
+  for (const Range& r : ranges) {
+    if (kept > 0 && ranges[kept - 1].addr + ranges[kept - 1].len >= r.addr) {
+      Range& last = ranges[kept - 1];
+      last.len = std::max(last.addr + last.len, r.addr + r.len) - last.addr;
+    } else {
+      ranges[kept++] = r;
+    }
+  }
+  ranges.resize(kept);
 }
 
 }  // namespace h5j

@@ -45,13 +45,16 @@ class RawLayer {
   // every insert); what bounds it is docs/design.md §4a.
   size_t memory_bytes() const;
 
+  struct Range {
+    uint64_t addr, len;
+  };
   // Lays every extent's bytes inside [addr, addr + out.size()) onto `out`
   // (out[0] is byte `addr`), oldest first, reading the data log through
   // `source`; bytes no extent covers are left as they are.  If `covered`
-  // is given, the covered ranges are added to it (as ranges mapped to
-  // themselves, so adjacent ones merge).
+  // is given, it is set to the covered ranges: in address order, disjoint,
+  // adjacent ones merged.
   Status lay_onto(uint64_t addr, std::span<std::byte> out, const DataLogSource& source,
-                  ExtentMap* covered = nullptr) const;
+                  std::vector<Range>* covered = nullptr) const;
 
   // Whether some extent covers a byte of [addr, end).
   bool touches(uint64_t addr, uint64_t end) const;
@@ -74,6 +77,8 @@ class RawLayer {
     uint64_t src;
     uint32_t log;
   };
+  // Sorts `ranges` and merges the overlapping and adjacent ones.
+  static void merge(std::vector<Range>& ranges);
   // Calls f(id) for the extents in the buckets [addr, end) touches, bucket by
   // bucket (an extent in several buckets is met once in each); stops when f
   // returns true.

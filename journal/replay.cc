@@ -1,6 +1,7 @@
 #include "replay.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "aligned_buffer.h"
@@ -176,14 +177,20 @@ void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uin
 namespace {
 
 // Coalesces bytes given in increasing address order into writes of up to
-// kRun bytes.
+// kRun bytes.  The caller fills the room next() gives and names what it
+// filled with keep(): only kept bytes are written, because a raw window's
+// gaps may hold bytes that are not the layer's (committed ones, or another
+// rank's).
 class RunWriter {
  public:
-  static constexpr size_t kRun = 8 << 20;
-  RunWriter(File& base, const Progress& progress) : base_(base), progress_(progress) {}
+  static constexpr size_t kRun = kApplyRunBytes;
+  // `run` is the buffer the writes are gathered in: allocated on first use
+  // if empty, and left to the caller.
+  RunWriter(File& base, const Progress& progress, AlignedBuffer& run) : base_(base), progress_(progress), run_(run) {}
 
-  // Room for n <= kRun bytes at `addr`, which the caller fills.
+  // Room for n <= kRun bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
+    assert(n <= kRun);
     if (!run_.valid()) {
       auto buffer = base_.allocate_buffer(kRun);
       if (!buffer) return buffer.status();
@@ -195,10 +202,20 @@ class RunWriter {
     len_ += n;
     return room;
   }
+  // Bytes [addr, addr + n) of the last room are to be written; called in
+  // increasing address order.
+  void keep(uint64_t addr, uint64_t n) {
+    assert(addr >= addr_ && addr + n <= addr_ + len_);
+    if (!kept_.empty() && kept_.back().addr + kept_.back().len == addr) kept_.back().len += n;
+    else kept_.push_back({addr, n});
+  }
   Status flush() {
-    if (len_ == 0) return Status::ok();
-    Status s = base_.write_at(addr_, std::span<const std::byte>(run_.data(), len_));
-    done_ += len_;
+    Status s;
+    for (const RawLayer::Range& r : kept_) {
+      if (s) s = base_.write_at(r.addr, std::span<const std::byte>(run_.data() + (r.addr - addr_), r.len));
+      done_ += r.len;
+    }
+    kept_.clear();
     len_ = 0;
     if (progress_) progress_(done_);
     return s;
@@ -207,33 +224,28 @@ class RunWriter {
  private:
   File& base_;
   const Progress& progress_;
-  AlignedBuffer run_;
+  AlignedBuffer& run_;
+  std::vector<RawLayer::Range> kept_;
   uint64_t addr_ = 0, done_ = 0;
   size_t len_ = 0;
 };
 
-// Each window of the layer is laid onto a staging buffer, and the ranges
-// its extents cover are written from there.
+// Each window of the layer is laid onto the writer's room, and the ranges
+// its extents cover are kept.
 Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource& data_log, RunWriter& out,
                  const WindowFilter& mine = nullptr) {
-  std::vector<std::byte> stage;
-  ExtentMap covered;
+  std::vector<RawLayer::Range> covered;
   Status status;
   raw.for_each_window([&](uint64_t addr, uint64_t len) {
     if (!status || addr >= logical_size) return;  // beyond the end: dropped by the size
     if (mine && !mine(addr)) return;
-    stage.resize(std::min(len, logical_size - addr));
-    covered.clear();
-    status = raw.lay_onto(addr, stage, data_log, &covered);
-    covered.for_each([&](const ExtentMap::Extent& e) {
-      for (uint64_t done = 0; status && done < e.len;) {
-        size_t n = size_t(std::min<uint64_t>(e.len - done, RunWriter::kRun));
-        auto room = out.next(e.addr + done, n);
-        if (!room) status = room.status();
-        else std::memcpy(room->data(), stage.data() + (e.addr + done - addr), n);
-        done += n;
-      }
-    });
+    auto room = out.next(addr, size_t(std::min(len, logical_size - addr)));
+    if (!room) {
+      status = room.status();
+      return;
+    }
+    status = raw.lay_onto(addr, *room, data_log, &covered);
+    for (const RawLayer::Range& r : covered) out.keep(r.addr, r.len);
   });
   return status;
 }
@@ -249,6 +261,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
       if (!room) status = room.status();
       else if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
       else status = journal(src, *room);
+      out.keep(addr, n);
       addr += n;
       src = ExtentMap::source_at(src, n);
       left -= n;
@@ -260,16 +273,18 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 }  // namespace
 
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
-                       const WindowFilter& mine) {
+                       const WindowFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none);
+  AlignedBuffer own;
+  RunWriter out(base, none, run != nullptr ? *run : own);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress) {
-  RunWriter out(base, progress);
+  AlignedBuffer run;
+  RunWriter out(base, progress, run);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));

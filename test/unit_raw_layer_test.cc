@@ -143,10 +143,13 @@ TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves
       uint64_t addr = rng() % (5 << 20), len = rng() % 20000 + 1;
       if (q % 2) addr = rng() % 8000;
       std::vector<std::byte> out(len, std::byte(0xEE));
-      ExtentMap covered;
+      std::vector<RawLayer::Range> covered;
       REQUIRE(layer.lay_onto(addr, out, source, &covered));
       uint64_t covered_bytes = 0;
-      covered.for_each([&](const ExtentMap::Extent& e) { covered_bytes += e.len; });
+      for (size_t i = 0; i < covered.size(); ++i) {
+        covered_bytes += covered[i].len;
+        if (i > 0) CHECK(covered[i - 1].addr + covered[i - 1].len < covered[i].addr);  // sorted, merged
+      }
       uint64_t expected_covered = 0;
       std::vector<std::byte> expected(len, std::byte(0xEE));
       for (auto it = model.lower_bound(addr); it != model.end() && it->first < addr + len; ++it, ++expected_covered)
