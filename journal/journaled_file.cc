@@ -444,7 +444,7 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
       return;
     }
     std::fill(dst.begin() + ptrdiff_t(*got), dst.end(), std::byte(0));  // past the physical end
-    status = staged_.lay_onto(a, dst, [this](uint32_t, uint64_t off, std::span<std::byte> o) { return read_staged(off, o); });
+    status = staged_.lay_onto(a, dst, DataLogSource(staged_bytes_));
     if (status)
       status = raw_.lay_onto(
           a, dst, [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return read_data_log(log, off, o); });
@@ -729,12 +729,6 @@ Status JournaledFile::stage(const RawPattern& pattern, Gather bytes) {
   return staged_bytes_.size() >= kStagedMax ? write_staged(UINT64_MAX) : Status::ok();
 }
 
-Status JournaledFile::read_staged(uint64_t offset, std::span<std::byte> out) const {
-  assert(offset + out.size() <= staged_bytes_.size());
-  std::memcpy(out.data(), staged_bytes_.data() + offset, out.size());
-  return Status::ok();
-}
-
 Status JournaledFile::place_staged() {
   if (!failed_.is_ok()) return failed_;
   return write_staged(UINT64_MAX);
@@ -742,9 +736,7 @@ Status JournaledFile::place_staged() {
 
 Status JournaledFile::write_staged(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  Status s = apply_raw_layer(
-      staged_, limit, [this](uint32_t, uint64_t off, std::span<std::byte> out) { return read_staged(off, out); },
-      *base_, nullptr, &placing_run_);
+  Status s = apply_raw_layer(staged_, limit, DataLogSource(staged_bytes_), *base_, nullptr, &placing_run_);
   if (!s) return fail(s);
   if (opts_.ring.durable && staged_bytes_.size() >= kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;

@@ -307,7 +307,6 @@ class JournaledFile : private RecoveredImage {
   bool stages(const RawPattern& pattern) const;
   bool all_in_new_space(std::span<const RawPiece> pieces) const;
   Status stage(const RawPattern& pattern, Gather bytes);
-  Status read_staged(uint64_t offset, std::span<std::byte> out) const;
   // staged_'s bytes below `limit` in place (not yet durable); staged_ emptied.
   Status write_staged(uint64_t limit);
   // The checks every write makes (fail-stop, read-only, passive), then

@@ -1,9 +1,21 @@
 #include "raw_layer.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace h5j {
+
+Result<std::span<const std::byte>> DataLogSource::view(uint32_t log, uint64_t offset, uint64_t len,
+                                                       std::vector<std::byte>& scratch) const {
+  if (!read_) {
+    assert(offset + len <= memory_.size());
+    return memory_.subspan(offset, len);
+  }
+  scratch.resize(len);
+  H5J_RETURN_IF_ERROR(read_(log, offset, scratch));
+  return std::span<const std::byte>(scratch);
+}
 
 void RawLayer::insert(const RawPattern& pattern, uint32_t log, uint64_t src) {
   uint32_t id = uint32_t(extents_.size());
@@ -77,10 +89,10 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
       last = packed + n;
     });
     if (first == UINT64_MAX) continue;
-    scratch.resize(last - first);
-    H5J_RETURN_IF_ERROR(source(e.log, e.src + first, scratch));
+    auto bytes = source.view(e.log, e.src + first, last - first, scratch);
+    if (!bytes) return bytes.status();
     e.pattern.for_each_run_in(addr, end, [&](uint64_t a, uint64_t n, uint64_t packed) {
-      std::memcpy(out.data() + (a - addr), scratch.data() + (packed - first), n);
+      std::memcpy(out.data() + (a - addr), bytes->data() + (packed - first), n);
       if (covered != nullptr) covered->push_back({a, n});
     });
   }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "extent_map.h"
@@ -29,8 +30,27 @@
 
 namespace h5j {
 
-// Reads bytes [offset, offset + out.size()) of data log `log`, exactly.
-using DataLogSource = std::function<Status(uint32_t log, uint64_t offset, std::span<std::byte> out)>;
+// Where a layer's data logs are: read through a function (files), or, for
+// a layer whose one log is held in memory (JournaledFile's staged bytes),
+// seen in place, with no copy on the way.
+class DataLogSource {
+ public:
+  // Reads bytes [offset, offset + out.size()) of data log `log`, exactly.
+  using Read = std::function<Status(uint32_t log, uint64_t offset, std::span<std::byte> out)>;
+  template <typename F>
+    requires std::is_invocable_r_v<Status, F, uint32_t, uint64_t, std::span<std::byte>>
+  DataLogSource(F read) : read_(std::move(read)) {}
+  explicit DataLogSource(std::span<const std::byte> memory) : memory_(memory) {}
+
+  // Bytes [offset, offset + len) of data log `log`: in place if in memory,
+  // else read into `scratch`.
+  Result<std::span<const std::byte>> view(uint32_t log, uint64_t offset, uint64_t len,
+                                          std::vector<std::byte>& scratch) const;
+
+ private:
+  Read read_;
+  std::span<const std::byte> memory_;
+};
 
 class RawLayer {
  public:
