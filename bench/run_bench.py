@@ -57,9 +57,11 @@ SIZES = {
 
 # parallel_bench's drivers.  mpio is timed with independent and with
 # collective writes (its common use), and the journal is compared with the
-# faster of the two.  The journal's own writes are independent: its
-# collective I/O is being reworked in vfd/, so journal/coll runs only with
-# --collective.  "collectives" is the commit protocol's MPI calls alone.
+# faster of the two.  The journal's own writes are independent; a
+# collective one places this rank's staged bytes at its end (design.md
+# §10), which costs a strided workload its coalescing across calls, so
+# journal/coll runs only with --collective.  "collectives" is the commit
+# protocol's MPI calls alone.
 PARALLEL_DRIVERS = {
     "mpio": ["--driver", "mpio"],
     "mpio/coll": ["--driver", "mpio", "--collective"],
