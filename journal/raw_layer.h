@@ -23,7 +23,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "extent_map.h"
 #include "file.h"
 #include "raw_pattern.h"
 #include "status.h"
