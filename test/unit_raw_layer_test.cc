@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "raw_layer.h"
+#include "replay.h"
+#include "test_util.h"
 
 using namespace h5j;
+using h5j::test::TempDir;
 
 namespace {
 
@@ -160,4 +163,43 @@ TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves
       CHECK(covered_bytes == expected_covered);
     }
   }
+}
+
+// What placing staged bytes relies on (JournaledFile::write_staged): a
+// window's gaps may hold committed bytes or another rank's, so applying a
+// layer changes exactly the bytes its extents cover below the limit, and a
+// write buffer kept by the caller serves one placing after another.
+TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit, through a kept buffer") {
+  TempDir dir;
+  auto file = posix_filesystem().open(dir.path("base"), OpenMode::kCreate, IoEngine::kSync);
+  REQUIRE(file);
+  File& base = **file;
+  std::vector<std::byte> model(64 << 10, std::byte(0xAA));  // what the file must hold
+  REQUIRE(base.write_at(0, model));
+  std::mt19937 rng(5);
+  AlignedBuffer run;  // kept across the placings, as write_staged keeps its own
+  for (int placing = 0; placing < 30; ++placing) {
+    RawLayer layer(12);  // 4 KiB windows: many per placing
+    std::vector<std::byte> log;
+    std::vector<std::pair<RawPattern, uint64_t>> extents;
+    for (int i = int(rng() % 8) + 1; i > 0; --i) {
+      RawPattern p = random_pattern(rng);
+      p.addr += rng() % (48 << 10);
+      extents.emplace_back(p, log.size());
+      layer.insert(p, 0, log.size());
+      for (uint64_t b = 0; b < p.bytes(); ++b) log.push_back(std::byte(rng()));
+    }
+    uint64_t limit = placing % 3 == 0 ? rng() % model.size() : UINT64_MAX;
+    for (const auto& [p, src] : extents)  // oldest first: the newest wins
+      p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
+        for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[src + packed + (b - a)];
+      });
+    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), base, nullptr, &run));
+    std::vector<std::byte> got(model.size());
+    auto n = base.read_at(0, got);
+    REQUIRE(n);
+    REQUIRE(*n == got.size());
+    CHECK(got == model);
+  }
+  CHECK(run.valid());  // allocated by the first placing that wrote, and kept
 }
