@@ -8,7 +8,7 @@ one run travel between machines, so every target is a ratio.
 
   bench/run_bench.py --build build                  # the full run (about 20 min)
   bench/run_bench.py --build build --quick          # every workload, tiny (under a minute)
-  bench/run_bench.py --build build --parallel       # parallel W1, W2, commit cost under mpiexec (6 to 8 min)
+  bench/run_bench.py --build build --parallel       # parallel W1, W2, commit cost under mpiexec (about 4 min)
 
 Writes OUT/results.md (the table, also on stdout), OUT/samples.json (every
 raw sample) and OUT/*.png (plots, when matplotlib is installed).  --parallel
