@@ -736,7 +736,7 @@ Status JournaledFile::place_staged() {
 
 Status JournaledFile::write_staged(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  Status s = apply_raw_layer(staged_, limit, DataLogSource(staged_bytes_), *base_, nullptr, &placing_run_);
+  Status s = apply_raw_layer(staged_, limit, DataLogSource(staged_bytes_), *base_, nullptr, &apply_run_);
   if (!s) return fail(s);
   if (opts_.ring.durable && staged_bytes_.size() >= kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -1121,7 +1121,7 @@ Status JournaledFile::write_raw_share() {
   Status s = apply_raw_layer(
       raw_, committed_size_,
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
-      mine);
+      mine, &apply_run_);
   if (s && opts_.ring.durable) s = base_->sync_data();
   return s ? s : fail(s);
 }

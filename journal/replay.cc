@@ -183,7 +183,7 @@ namespace {
 // rank's).
 class RunWriter {
  public:
-  static constexpr size_t kRun = kApplyRunBytes;
+  static constexpr size_t kRun = 8 << 20;
   // `run` is the buffer the writes are gathered in: allocated on first use
   // if empty, and left to the caller.
   RunWriter(File& base, const Progress& progress, AlignedBuffer& run) : base_(base), progress_(progress), run_(run) {}

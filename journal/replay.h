@@ -95,10 +95,9 @@ Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logic
 using WindowFilter = std::function<bool(uint64_t window)>;
 // apply_image for a raw layer alone, its bytes below `limit`, in the
 // windows `mine` picks (all without it); the file's size is left as it is.
-// A caller that applies often passes `run`, the buffer of kApplyRunBytes
-// the writes are gathered in, and keeps it: allocated on first use, its
-// pages are faulted in once, not at every call.
-constexpr size_t kApplyRunBytes = 8 << 20;
+// A caller that applies often passes `run`, the buffer the writes are
+// gathered in, and keeps it: allocated on first use, its pages are faulted
+// in once, not at every call.
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
                        const WindowFilter& mine = nullptr, AlignedBuffer* run = nullptr);
 
