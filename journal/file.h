@@ -34,13 +34,6 @@ class File {
   virtual Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) = 0;
   // Writes all of `data` at `offset`, continuing after short writes.
   virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
-  // write_at for bytes the caller syncs next, which the disk must take
-  // anyway: the engine may send them around the page cache (O_DIRECT), so
-  // they cost no page-cache memory and no copy into it.  offset,
-  // data.size() and data.data() are multiples of kUncachedAlign.  Engines
-  // and filesystems that cannot write so fall back to write_at.
-  static constexpr uint64_t kUncachedAlign = 4096;
-  virtual Status write_uncached_at(uint64_t offset, std::span<const std::byte> data) { return write_at(offset, data); }
   // fdatasync.  A failure is final: the caller must stop (see design.md).
   virtual Status sync_data() = 0;
   // Asks the kernel to start writing [offset, offset + length) back now,

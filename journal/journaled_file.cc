@@ -64,9 +64,7 @@ std::string journal_target_name(const std::string& path) {
 }
 
 JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
-    : base_(std::move(base)), opts_(std::move(opts)), read_only_(read_only) {
-  apply_run_.uncached = opts_.ring.durable;
-}
+    : base_(std::move(base)), opts_(std::move(opts)), read_only_(read_only) {}
 
 JournaledFile::~JournaledFile() {
   writer_.reset();  // waits for writes in flight before the buffers go
@@ -738,7 +736,7 @@ Status JournaledFile::place_staged() {
 
 Status JournaledFile::write_staged(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  Status s = apply_raw_layer(staged_, limit, DataLogSource(staged_bytes_), *base_, apply_run_);
+  Status s = apply_raw_layer(staged_, limit, DataLogSource(staged_bytes_), *base_, nullptr, &apply_run_);
   if (!s) return fail(s);
   if (opts_.ring.durable && staged_bytes_.size() >= kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -898,7 +896,7 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
   return apply_image(
       raw, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
-      apply_run_, opts_.progress);
+      opts_.progress);
 }
 
 Status JournaledFile::checkpoint() {
@@ -1123,7 +1121,7 @@ Status JournaledFile::write_raw_share() {
   Status s = apply_raw_layer(
       raw_, committed_size_,
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
-      apply_run_, mine);
+      mine, &apply_run_);
   if (s && opts_.ring.durable) s = base_->sync_data();
   return s ? s : fail(s);
 }

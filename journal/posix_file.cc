@@ -6,9 +6,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <cassert>
 #include <cerrno>
-#include <cstdint>
 #include <climits>
 
 #include "uring_file.h"
@@ -37,40 +35,12 @@ Result<size_t> PosixFile::read_at(uint64_t offset, std::span<std::byte> out) {
 
 Status PosixFile::write_at(uint64_t offset, std::span<const std::byte> data) {
   size_t done = 0;
-  return write_all(offset, data, 1, done);
-}
-
-Status PosixFile::write_uncached_at(uint64_t offset, std::span<const std::byte> data) {
-  assert(offset % kUncachedAlign == 0 && data.size() % kUncachedAlign == 0 &&
-         reinterpret_cast<uintptr_t>(data.data()) % kUncachedAlign == 0);
-  // O_DIRECT is set on fd_ for this call only (a descriptor of its own would
-  // cost every open file a second one).  A filesystem without it refuses the
-  // flag, or the first write.
-  int flags = direct_refused_ ? -1 : ::fcntl(fd_.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(fd_.get(), F_SETFL, flags | O_DIRECT) != 0) {
-    direct_refused_ = true;
-    return write_at(offset, data);
-  }
-  size_t done = 0;
-  Status s = write_all(offset, data, kUncachedAlign, done);
-  [[maybe_unused]] int restored = ::fcntl(fd_.get(), F_SETFL, flags);
-  assert(restored == 0);  // the flags fd_ had a moment ago
-  if (s.code() == Code::kInvalid) {
-    direct_refused_ = true;
-    return write_at(offset, data);
-  }
-  if (!s) return s;
-  return write_at(offset + done, data.subspan(done));  // after a short write that ended inside a block
-}
-
-Status PosixFile::write_all(uint64_t offset, std::span<const std::byte> data, size_t block, size_t& done) {
   int retries = 0;
-  while (done < data.size() && done % block == 0) {
+  while (done < data.size()) {
     size_t want = std::min<size_t>(data.size() - done, SSIZE_MAX);
     ssize_t n = sys_.pwrite(fd_.get(), data.data() + done, want, off_t(offset + done));
     if (n < 0) {
       if ((errno == EINTR || errno == EAGAIN) && ++retries < kMaxRetries) continue;
-      if (block > 1 && errno == EINVAL && done == 0) return Status(Code::kInvalid, "O_DIRECT write to " + path_);
       return error(errno, errno == EAGAIN ? "write (retries exhausted)" : "write");
     }
     if (n == 0) return error(EIO, "write (no progress)");

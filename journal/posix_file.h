@@ -15,7 +15,6 @@ class PosixFile : public File {
   const std::string& path() const override { return path_; }
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
   Status write_at(uint64_t offset, std::span<const std::byte> data) override;
-  Status write_uncached_at(uint64_t offset, std::span<const std::byte> data) override;
   Status sync_data() override;
   void start_writeback(uint64_t offset, uint64_t length) override;
   Status truncate(uint64_t size) override;
@@ -37,11 +36,6 @@ class PosixFile : public File {
 
  protected:
   Status error(int err, const char* op) const;
-  // pwrite of `data` through fd_, continuing after short writes while `done`
-  // (what is written so far) is a multiple of `block`: O_DIRECT takes whole
-  // blocks only.  With block > 1, a first pwrite refused with EINVAL (nothing
-  // written) returns kInvalid.
-  Status write_all(uint64_t offset, std::span<const std::byte> data, size_t block, size_t& done);
   // True when a ring may hold fd_'s open file description beyond this
   // process's life; the lock then needs a descriptor of its own.
   virtual bool ring_shares_descriptor() const { return false; }
@@ -59,7 +53,6 @@ class PosixFile : public File {
   // process.  Otherwise fd_ carries the lock (one descriptor per file, as
   // sec2 has: HDF5's family driver opens thousands of members).
   UniqueFd lock_fd_;
-  bool direct_refused_ = false;  // the filesystem refused O_DIRECT: write_uncached_at is write_at
   bool locked_ = false;
   uint64_t next_ticket_ = 1;
 };

@@ -181,27 +181,24 @@ namespace {
 // filled with keep(): only kept bytes are written, because a raw window's
 // gaps may hold bytes that are not the layer's (committed ones, or another
 // rank's).
-//
-// Invariant: a run's bytes sit in the buffer at the run's address modulo
-// kUncachedAlign, so every aligned block of the file is an aligned block of
-// the buffer, and an uncached RunBuffer's kept ranges go to the disk as
-// their aligned middles (write_uncached_at) and ragged ends (write_at).
 class RunWriter {
  public:
   static constexpr size_t kRun = 8 << 20;
-  RunWriter(File& base, const Progress& progress, RunBuffer& run) : base_(base), progress_(progress), run_(run) {}
+  // `run` is the buffer the writes are gathered in: allocated on first use
+  // if empty, and left to the caller.
+  RunWriter(File& base, const Progress& progress, AlignedBuffer& run) : base_(base), progress_(progress), run_(run) {}
 
   // Room for n <= kRun bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
     assert(n <= kRun);
-    if (!run_.memory.valid()) {
-      auto buffer = base_.allocate_buffer(kRun + File::kUncachedAlign);
+    if (!run_.valid()) {
+      auto buffer = base_.allocate_buffer(kRun);
       if (!buffer) return buffer.status();
-      run_.memory = std::move(*buffer);
+      run_ = std::move(*buffer);
     }
     if (len_ > 0 && (addr_ + len_ != addr || len_ + n > kRun)) H5J_RETURN_IF_ERROR(flush());
     if (len_ == 0) addr_ = addr;
-    std::span<std::byte> room(at(addr_ + len_), n);
+    std::span<std::byte> room(run_.data() + len_, n);
     len_ += n;
     return room;
   }
@@ -215,7 +212,7 @@ class RunWriter {
   Status flush() {
     Status s;
     for (const RawLayer::Range& r : kept_) {
-      if (s) s = write(r);
+      if (s) s = base_.write_at(r.addr, std::span<const std::byte>(run_.data() + (r.addr - addr_), r.len));
       done_ += r.len;
     }
     kept_.clear();
@@ -225,22 +222,9 @@ class RunWriter {
   }
 
  private:
-  // Where the run's byte at `addr` sits in the buffer.
-  std::byte* at(uint64_t addr) { return run_.memory.data() + addr_ % File::kUncachedAlign + (addr - addr_); }
-
-  Status write(const RawLayer::Range& r) {
-    constexpr uint64_t kAlign = File::kUncachedAlign;
-    uint64_t end = r.addr + r.len;
-    uint64_t lo = (r.addr + kAlign - 1) / kAlign * kAlign, hi = end / kAlign * kAlign;
-    if (!run_.uncached || lo >= hi) return base_.write_at(r.addr, {at(r.addr), r.len});
-    if (r.addr < lo) H5J_RETURN_IF_ERROR(base_.write_at(r.addr, {at(r.addr), lo - r.addr}));
-    H5J_RETURN_IF_ERROR(base_.write_uncached_at(lo, {at(lo), hi - lo}));
-    return hi < end ? base_.write_at(hi, {at(hi), end - hi}) : Status::ok();
-  }
-
   File& base_;
   const Progress& progress_;
-  RunBuffer& run_;
+  AlignedBuffer& run_;
   std::vector<RawLayer::Range> kept_;
   uint64_t addr_ = 0, done_ = 0;
   size_t len_ = 0;
@@ -288,16 +272,18 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 
 }  // namespace
 
-Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, RunBuffer& run,
-                       const WindowFilter& mine) {
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
+                       const WindowFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none, run);
+  AlignedBuffer own;
+  RunWriter out(base, none, run != nullptr ? *run : own);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, RunBuffer& run, const Progress& progress) {
+                   const DataLogSource& data_log, File& base, const Progress& progress) {
+  AlignedBuffer run;
   RunWriter out(base, progress, run);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.

@@ -84,29 +84,21 @@ using Progress = std::function<void(uint64_t done)>;
 // so its invariant (raw_layer.h) holds in both.
 void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset);
 
-// How an image is written into the file.  `memory` gathers the writes
-// (allocated on first use; a caller that applies often keeps it, so its
-// pages are faulted in once, not at every call).  `uncached` sends the
-// whole 4 KiB blocks of each write around the page cache
-// (File::write_uncached_at): for a caller that syncs the file next, whose
-// disk must take the bytes anyway.
-struct RunBuffer {
-  AlignedBuffer memory;
-  bool uncached = false;
-};
-
 // Writes the image into `base` in address order, adjacent bytes coalesced
 // into large writes: first the data-log extents of `raw`, then the journal
 // bytes of `overlay` over them; then sets the size to `logical_size`.  Does
 // not sync.  Idempotent: applying the same plan twice gives the same file.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, RunBuffer& run, const Progress& progress = nullptr);
+                   const DataLogSource& data_log, File& base, const Progress& progress = nullptr);
 // Given a window's address (RawLayer::for_each_window), whether this writer
 // writes it: the writers of an MPI checkpoint split the windows.
 using WindowFilter = std::function<bool(uint64_t window)>;
 // apply_image for a raw layer alone, its bytes below `limit`, in the
 // windows `mine` picks (all without it); the file's size is left as it is.
-Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, RunBuffer& run,
-                       const WindowFilter& mine = nullptr);
+// A caller that applies often passes `run`, the buffer the writes are
+// gathered in, and keeps it: allocated on first use, its pages are faulted
+// in once, not at every call.
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
+                       const WindowFilter& mine = nullptr, AlignedBuffer* run = nullptr);
 
 }  // namespace h5j
