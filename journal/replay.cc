@@ -258,8 +258,11 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
     while (left > 0 && status) {
       size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
       auto room = out.next(addr, n);
-      if (!room) status = room.status();
-      else if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
+      if (!room) {
+        status = room.status();
+        return;  // no room: nothing to keep
+      }
+      if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
       else status = journal(src, *room);
       out.keep(addr, n);
       addr += n;
