@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer stage: the whole test suite built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (any report fails the test that produced it).
+# UndefinedBehaviorSanitizer, assertions on (any report or failed assertion
+# fails the test that produced it).
 # The crash-state explorer and the fault sweep run smaller there (3,000
 # states and the timesteps workload; 300 MPI states and the mpi-inplace
 # workload), since ASan slows them about 40-fold.
