@@ -165,17 +165,33 @@ TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves
   }
 }
 
+// A real file that must hold `model`, and the check that it does.
+struct ModelFile {
+  explicit ModelFile(size_t size) : model(size, std::byte(0xAA)) {
+    auto opened = posix_filesystem().open(dir.path("base"), OpenMode::kCreate, IoEngine::kSync);
+    REQUIRE(opened);
+    file = std::move(*opened);
+    REQUIRE(file->write_at(0, model));
+  }
+  void check() {
+    std::vector<std::byte> got(model.size());
+    auto n = file->read_at(0, got);
+    REQUIRE(n);
+    REQUIRE(*n == got.size());
+    CHECK(got == model);
+  }
+  TempDir dir;
+  std::vector<std::byte> model;
+  std::unique_ptr<File> file;
+};
+
 // What placing staged bytes relies on (JournaledFile::write_staged): a
 // window's gaps may hold committed bytes or another rank's, so applying a
 // layer changes exactly the bytes its extents cover below the limit, and a
 // write buffer kept by the caller serves one placing after another.
 TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit, through a kept buffer") {
-  TempDir dir;
-  auto file = posix_filesystem().open(dir.path("base"), OpenMode::kCreate, IoEngine::kSync);
-  REQUIRE(file);
-  File& base = **file;
-  std::vector<std::byte> model(64 << 10, std::byte(0xAA));  // what the file must hold
-  REQUIRE(base.write_at(0, model));
+  ModelFile f(64 << 10);
+  std::vector<std::byte>& model = f.model;
   std::mt19937 rng(5);
   AlignedBuffer run;  // kept across the placings, as write_staged keeps its own
   for (int placing = 0; placing < 30; ++placing) {
@@ -194,12 +210,8 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
       p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
         for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[src + packed + (b - a)];
       });
-    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), base, nullptr, &run));
-    std::vector<std::byte> got(model.size());
-    auto n = base.read_at(0, got);
-    REQUIRE(n);
-    REQUIRE(*n == got.size());
-    CHECK(got == model);
+    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, nullptr, &run));
+    f.check();
   }
   CHECK(run.valid());  // allocated by the first placing that wrote, and kept
 }
@@ -208,12 +220,8 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
 // the raw layer's, wherever either starts, and holes in both keep what the
 // file held.
 TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes in both alone") {
-  TempDir dir;
-  auto file = posix_filesystem().open(dir.path("base"), OpenMode::kCreate, IoEngine::kSync);
-  REQUIRE(file);
-  File& base = **file;
-  std::vector<std::byte> model(96 << 10, std::byte(0xAA));  // what the file must hold
-  REQUIRE(base.write_at(0, model));
+  ModelFile f(96 << 10);
+  std::vector<std::byte>& model = f.model;
   std::mt19937 rng(11);
   for (int image = 0; image < 20; ++image) {
     RawLayer raw(12);
@@ -235,11 +243,8 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
       std::memcpy(out.data(), journal.data() + off, out.size());
       return Status::ok();
     };
-    REQUIRE(apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), base));
-    std::vector<std::byte> got(model.size());
-    auto n = base.read_at(0, got);
-    REQUIRE(n);
-    REQUIRE(*n == got.size());
-    CHECK(got == model);
+    REQUIRE(
+        apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), *f.file));
+    f.check();
   }
 }
