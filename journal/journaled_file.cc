@@ -896,7 +896,7 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
   return apply_image(
       raw, overlay_, committed_size_, [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return read_data_log(log, off, out); }, *base_,
-      opts_.progress);
+      opts_.progress, &apply_run_);
 }
 
 Status JournaledFile::checkpoint() {

@@ -366,7 +366,7 @@ class JournaledFile : private RecoveredImage {
   // them (it is staged too); so the image is base, staged_, raw_, overlay.
   RawLayer staged_;
   std::vector<std::byte> staged_bytes_;  // staged_'s extents' bytes, packed, in staging order
-  AlignedBuffer apply_run_;              // apply_raw_layer's write buffer, kept between calls
+  AlignedBuffer apply_run_;              // every apply's write buffer (replay.h), kept between calls
   RawLayer raw_{opts_.raw_window_shift};  // data-log extents (this generation), under the overlay
   ExtentMap overlay_;                 // file range -> journal offset (this generation)
   Stats stats_;

@@ -285,9 +285,9 @@ Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource&
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, const Progress& progress) {
-  AlignedBuffer run;
-  RunWriter out(base, progress, run);
+                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run) {
+  AlignedBuffer own;
+  RunWriter out(base, progress, run != nullptr ? *run : own);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
