@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "aligned_buffer.h"
 #include "status.h"
@@ -93,6 +94,9 @@ class FileSystem {
   virtual Status remove(const std::string& path) = 0;
   // fsync of the directory holding `path`, so that a create or unlink is durable.
   virtual Status sync_dir(const std::string& path) = 0;
+  // Every existing path that begins with `prefix` and lies in the directory
+  // that `prefix` names (its part before the last '/'), in no set order.
+  virtual Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) = 0;
 };
 
 // The real file system (stateless; safe to share).

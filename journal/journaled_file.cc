@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "coding.h"
@@ -255,15 +257,16 @@ Result<bool> JournaledFile::data_matches(const Record& r) {
 // The data logs' records are self-describing: read on their own, they
 // give back the index.  Only records of the journal's generation (same salt
 // and UUID) count; damage is skipped, as salvage skips it in the journal.
-// The logs are numbered from 0 without gaps (an MPI writer creates every
-// rank's at open), so the scan stops at the first that does not exist.
+// Every existing log is read, whatever gaps its numbering has.
 Result<std::vector<Record>> JournaledFile::data_log_records(const JournalHeader& journal, uint64_t first,
                                                             uint64_t last) {
+  auto logs = existing_data_logs(*opts_.fs, opts_.journal_path);
+  if (!logs) return logs.status();
   std::vector<Record> out;
-  for (uint32_t n = 0;; ++n) {
+  for (uint32_t n : *logs) {
     auto log = data_log_file(n);
     if (!log) return log.status();
-    if (*log == nullptr) return out;
+    if (*log == nullptr) continue;  // removed since it was listed
     auto reader = JournalReader::open(**log);
     if (!reader) continue;  // no valid header: nothing to rebuild from
     const JournalHeader& h = (*reader)->header();
@@ -284,6 +287,7 @@ Result<std::vector<Record>> JournaledFile::data_log_records(const JournalHeader&
       if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
     }
   }
+  return out;
 }
 
 Result<std::optional<Binding>> read_binding(File& file) {
@@ -1003,12 +1007,35 @@ Status JournaledFile::end_close() {
 // file, and removed at its close.  Under MPI the owner removes every
 // rank's, after the last commit that needed them.
 Status JournaledFile::remove_data_logs() {
-  bool removed = false;
-  for (uint32_t n = 0; opts_.fs->exists(data_log_path_for(opts_.journal_path, n)); ++n) {
-    H5J_RETURN_IF_ERROR(opts_.fs->remove(data_log_path_for(opts_.journal_path, n)));
-    removed = true;
+  return h5j::remove_data_logs(*opts_.fs, opts_.journal_path, opts_.ring.durable);
+}
+
+Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path) {
+  std::string base = data_log_path_for(journal_path);
+  auto paths = fs.paths_with_prefix(base);
+  if (!paths) return paths.status();
+  std::vector<uint32_t> logs;
+  for (const std::string& path : *paths) {
+    std::string_view rest = std::string_view(path).substr(base.size());
+    if (rest.empty()) {
+      logs.push_back(0);
+      continue;
+    }
+    // ".<n>" with n >= 1, as data_log_path_for spells it; any other name is not a data log.
+    if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') continue;
+    uint32_t n = 0;
+    auto [end, err] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), n);
+    if (err == std::errc() && end == rest.data() + rest.size()) logs.push_back(n);
   }
-  return removed && opts_.ring.durable ? opts_.fs->sync_dir(data_log_path_for(opts_.journal_path)) : Status::ok();
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+Status remove_data_logs(FileSystem& fs, const std::string& journal_path, bool sync) {
+  auto logs = existing_data_logs(fs, journal_path);
+  if (!logs) return logs.status();
+  for (uint32_t n : *logs) H5J_RETURN_IF_ERROR(fs.remove(data_log_path_for(journal_path, n)));
+  return sync && !logs->empty() ? fs.sync_dir(journal_path) : Status::ok();
 }
 
 // --- MPI: the owner and its followers (docs/design.md §10) -------------------

@@ -67,6 +67,15 @@ inline std::string data_log_path_for(const std::string& journal_path, uint32_t l
   return journal_path + ".data" + (log == 0 ? std::string() : "." + std::to_string(log));
 }
 
+// The numbers of the journal's data logs that exist, ascending.  Not always
+// 0..n-1: under MPI every rank creates its own log as it opens, so a job
+// killed in its open can leave log 2 without log 1.
+Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path);
+
+// Removes every data log of the journal; with `sync`, makes the removals
+// durable when there were any.
+Status remove_data_logs(FileSystem& fs, const std::string& journal_path, bool sync);
+
 // Who a handle is among the processes writing one file (docs/design.md §10).
 enum class Role {
   kSerial,       // the only writer

@@ -1,5 +1,6 @@
 #include "posix_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -8,6 +9,8 @@
 
 #include <cerrno>
 #include <climits>
+#include <string_view>
+#include <utility>
 
 #include "uring_file.h"
 
@@ -174,13 +177,37 @@ Status PosixFileSystem::remove(const std::string& path) {
   return Status::ok();
 }
 
-Status PosixFileSystem::sync_dir(const std::string& path) {
+namespace {
+
+// The directory holding `path`, and `path`'s name within it.
+std::pair<std::string, std::string> split_directory(const std::string& path) {
   auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+}  // namespace
+
+Status PosixFileSystem::sync_dir(const std::string& path) {
+  std::string dir = split_directory(path).first;
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
   if (sys_.fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
   return Status::ok();
+}
+
+Result<std::vector<std::string>> PosixFileSystem::paths_with_prefix(const std::string& prefix) {
+  auto [dir, name] = split_directory(prefix);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return Status::from_errno(errno, "list directory " + dir);
+  std::string head = prefix.substr(0, prefix.size() - name.size());  // the directory as `prefix` spells it
+  std::vector<std::string> paths;
+  errno = 0;
+  while (const dirent* e = ::readdir(d.get())) {
+    if (std::string_view(e->d_name).starts_with(name)) paths.push_back(head + e->d_name);
+  }
+  if (errno != 0) return Status::from_errno(errno, "list directory " + dir);
+  return paths;
 }
 
 FileSystem& posix_filesystem() {

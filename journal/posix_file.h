@@ -67,6 +67,7 @@ class PosixFileSystem : public FileSystem {
   Result<FileId> id(const std::string& path) override;
   Status remove(const std::string& path) override;
   Status sync_dir(const std::string& path) override;
+  Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
 
  private:
   Syscalls& sys_;

@@ -230,8 +230,10 @@ Outcome recover(const Options& o) {
     opts.journal_path = o.output + ".jnl";
     if (Status s = copy_file(o.file, target); !s) return fail(kExitIoError, s.message());
     if (Status s = copy_file(journal, opts.journal_path); !s) return fail(kExitIoError, s.message());
-    // The data logs, numbered without gaps (one per MPI rank that wrote).
-    for (uint32_t n = 0; posix_filesystem().exists(data_log_path_for(journal, n)); ++n) {
+    // The data logs: one per MPI rank that opened the file, not always numbered without gaps.
+    auto logs = existing_data_logs(posix_filesystem(), journal);
+    if (!logs) return fail(kExitIoError, logs.status().message());
+    for (uint32_t n : *logs) {
       Status s = copy_file(data_log_path_for(journal, n), data_log_path_for(opts.journal_path, n));
       if (!s) return fail(kExitIoError, s.message());
     }

@@ -87,6 +87,9 @@ class FaultFileSystem : public FileSystem {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fsync directory of " + p);
     return posix_filesystem().sync_dir(p);
   }
+  Result<std::vector<std::string>> paths_with_prefix(const std::string& p) override {
+    return posix_filesystem().paths_with_prefix(p);
+  }
 
  private:
   std::shared_ptr<FaultPlan> plan_;

@@ -602,3 +602,89 @@ TEST_CASE("an MPI follower sees the owner's records at once, and its own raw dat
   CHECK(test::read_file(path) == expected);
   CHECK(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
 }
+
+TEST_CASE("a journal's data logs are found by name, gaps in the numbering and all") {
+  TempDir dir;
+  std::string jpath = dir.path("f.h5.jnl");
+  for (std::string suffix : {".data", ".data.2", ".data.10", ".data.02", ".data.x", ".data.2.tmp", ".data.",
+                             ".data.4294967296", ".replayed"})
+    test::write_file(jpath + suffix, {});
+  test::write_file(dir.path("g.h5.jnl.data.1"), {});  // another file's
+  auto logs = existing_data_logs(posix_filesystem(), jpath);
+  REQUIRE(logs);
+  CHECK(*logs == std::vector<uint32_t>{0, 2, 10});
+  REQUIRE(remove_data_logs(posix_filesystem(), jpath, true));
+  CHECK(existing_data_logs(posix_filesystem(), jpath)->empty());
+  CHECK(posix_filesystem().exists(jpath + ".data.2.tmp"));
+  CHECK(posix_filesystem().exists(dir.path("g.h5.jnl.data.1")));
+}
+
+// A job killed while its ranks open the file: rank 3 has its data log, rank
+// 1 never made one.  Recovery must still remove every log it leaves.
+TEST_CASE("recovery removes every data log, also when a rank's is missing from the numbering") {
+  TempDir dir;
+  std::string path = dir.path("gap.h5"), jpath = path + ".jnl";
+  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
+  owner_opts.role = Role::kMpiOwner;
+  auto follower_opts = owner_opts;
+  follower_opts.role = Role::kMpiFollower;
+  follower_opts.data_log = 3;
+  auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
+  REQUIRE(owner);
+  auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
+  REQUIRE(follower);
+  std::vector<std::byte> meta(3000, std::byte(7));
+  REQUIRE((*owner)->write(0, meta, 1));
+  JournaledFile* ranks[] = {owner->get(), follower->get()};
+  REQUIRE(commit_in_one_process(ranks, false));
+  owner = Status(Code::kIoError, "crashed");
+  follower = Status(Code::kIoError, "crashed");
+  REQUIRE(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
+  REQUIRE(posix_filesystem().exists(data_log_path_for(jpath, 3)));
+
+  auto recovered = JournaledFile::open(path, Access::kReadWrite, options(jpath, IoEngine::kSync, 64 << 20));
+  REQUIRE(recovered);
+  CHECK((*recovered)->report().replayed_txns == 1);
+  REQUIRE((*recovered)->close());
+  CHECK(test::read_file(path) == meta);
+  CHECK(!posix_filesystem().exists(jpath));
+  CHECK(existing_data_logs(posix_filesystem(), jpath)->empty());
+}
+
+TEST_CASE("salvage rebuilds raw data from a rank's data log beyond a gap in the numbering") {
+  TempDir dir;
+  std::string path = dir.path("gap.h5"), jpath = path + ".jnl";
+  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
+  owner_opts.role = Role::kMpiOwner;
+  owner_opts.raw_mode = RawMode::kLog;
+  auto follower_opts = owner_opts;
+  follower_opts.role = Role::kMpiFollower;
+  follower_opts.data_log = 2;
+  {
+    auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
+    REQUIRE(owner);
+    auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
+    REQUIRE(follower);
+    JournaledFile* ranks[] = {owner->get(), follower->get()};
+    auto commit = [&](uint64_t addr, size_t n, std::byte b) {
+      REQUIRE((*follower)->write_raw(addr, std::vector<std::byte>(n, b), 3));
+      REQUIRE((*owner)->set_size(5000));
+      REQUIRE(commit_in_one_process(ranks, false));
+    };
+    commit(0, 5000, std::byte(1));
+    commit(1000, 3000, std::byte(2));
+    commit(100, 500, std::byte(3));
+  }  // crash
+  REQUIRE(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
+  damage_data_record(jpath, 2);
+  std::vector<std::byte> all(5000, std::byte(1));
+  std::fill(all.begin() + 1000, all.begin() + 4000, std::byte(2));
+  std::fill(all.begin() + 100, all.begin() + 600, std::byte(3));
+
+  auto opts = options(jpath, IoEngine::kSync, 64 << 20);
+  opts.recovery_mode = RecoveryMode::kSalvage;
+  auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(rw);
+  CHECK((*rw)->report().rebuilt_txns == 1);
+  CHECK(read_all(**rw) == all);
+}

@@ -460,9 +460,7 @@ Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal
   H5J_RETURN_IF_ERROR(fs.remove(name));
   std::string journal = journal_path_for(name, config);
   H5J_RETURN_IF_ERROR(fs.remove(journal));
-  for (uint32_t n = 0; fs.exists(data_log_path_for(journal, n)); ++n)
-    H5J_RETURN_IF_ERROR(fs.remove(data_log_path_for(journal, n)));
-  return Status::ok();
+  return remove_data_logs(fs, journal, /*sync=*/false);
 }
 
 // Under MPI, H5Fdelete is collective, as with mpio: rank 0 removes, and

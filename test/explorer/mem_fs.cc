@@ -144,4 +144,12 @@ Status MemFileSystem::sync_dir(const std::string& path) {
   return Status::ok();
 }
 
+Result<std::vector<std::string>> MemFileSystem::paths_with_prefix(const std::string& prefix) {
+  std::vector<std::string> paths;
+  for (auto it = nodes_.lower_bound(prefix); it != nodes_.end() && it->first.starts_with(prefix); ++it) {
+    if (it->first.find('/', prefix.size()) == std::string::npos) paths.push_back(it->first);  // not in a subdirectory
+  }
+  return paths;
+}
+
 }  // namespace h5j::explorer

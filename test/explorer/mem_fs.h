@@ -52,6 +52,7 @@ class MemFileSystem : public FileSystem {
   Result<FileId> id(const std::string& path) override;
   Status remove(const std::string& path) override;
   Status sync_dir(const std::string& path) override;
+  Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
 
   void record(Op op) {
     if (log_ != nullptr) log_->push_back(std::move(op));
