@@ -538,57 +538,73 @@ TEST_CASE("salvage rebuilds a transaction's raw data from the data log when its 
   }
 }
 
+namespace {
+
+// Rank 0's handle and rank `follower_log`'s on a new file, opened in the
+// driver's order: the MPI commit protocol without MPI.
+struct MpiPair {
+  std::unique_ptr<JournaledFile> owner, follower;
+  bool commit() {
+    JournaledFile* ranks[] = {owner.get(), follower.get()};
+    return bool(commit_in_one_process(ranks, false));
+  }
+};
+
+MpiPair open_mpi_pair(const std::string& path, JournalOptions opts, uint32_t follower_log) {
+  opts.role = Role::kMpiOwner;
+  auto owner = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(owner);
+  opts.role = Role::kMpiFollower;
+  opts.data_log = follower_log;
+  auto follower = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(follower);
+  return {std::move(*owner), std::move(*follower)};
+}
+
+}  // namespace
+
 // The MPI commit protocol without MPI: an owner and a follower handle on one
 // file, as rank 0 and rank 1 would hold them.
 TEST_CASE("an MPI follower sees the owner's records at once, and its own raw data commits through the owner") {
   TempDir dir;
   std::string path = dir.path("mpi.h5"), jpath = path + ".jnl";
-  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
-  owner_opts.role = Role::kMpiOwner;
-  owner_opts.inplace_min_bytes = 64 << 10;
-  auto follower_opts = owner_opts;
-  follower_opts.role = Role::kMpiFollower;
-  follower_opts.data_log = 1;
-  auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
-  REQUIRE(owner);
-  auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
-  REQUIRE(follower);
+  auto opts = options(jpath, IoEngine::kSync, 64 << 20);
+  opts.inplace_min_bytes = 64 << 10;
+  MpiPair mpi = open_mpi_pair(path, opts, 1);
   CHECK(posix_filesystem().exists(data_log_path_for(jpath, 0)));
   CHECK(posix_filesystem().exists(data_log_path_for(jpath, 1)));
 
   // Metadata by the owner, journaled: the follower reads it before any commit.
   std::vector<std::byte> meta(3000, std::byte(7));
-  REQUIRE((*owner)->write(0, meta, 1));
+  REQUIRE(mpi.owner->write(0, meta, 1));
   std::vector<std::byte> seen(3000);
-  REQUIRE((*follower)->read(0, seen));
+  REQUIRE(mpi.follower->read(0, seen));
   CHECK(seen == meta);
   // Raw data by the follower in new space goes in place; the owner reads it.
   std::vector<std::byte> raw(100000, std::byte(5));
-  REQUIRE((*follower)->write_raw(8192, raw, 6));
+  REQUIRE(mpi.follower->write_raw(8192, raw, 6));
   std::vector<std::byte> back(100000);
-  REQUIRE((*owner)->read(8192, back));
+  REQUIRE(mpi.owner->read(8192, back));
   CHECK(back == raw);
 
   auto commit = [&]() {
-    REQUIRE((*owner)->set_size(8192 + 100000));
-    JournaledFile* ranks[] = {owner->get(), follower->get()};
-    REQUIRE(commit_in_one_process(ranks, false));
+    REQUIRE(mpi.owner->set_size(8192 + 100000));
+    REQUIRE(mpi.commit());
   };
   commit();
   // An overwrite of committed raw data by the follower: into its data log,
   // visible to itself at once and to the owner once committed.
   std::vector<std::byte> over(500, std::byte(9));
-  REQUIRE((*follower)->write_raw(8192 + 1000, over, 6));
-  REQUIRE((*follower)->read(8192 + 1000, std::span(seen.data(), 500)));
+  REQUIRE(mpi.follower->write_raw(8192 + 1000, over, 6));
+  REQUIRE(mpi.follower->read(8192 + 1000, std::span(seen.data(), 500)));
   CHECK(std::equal(over.begin(), over.end(), seen.begin()));
   commit();
-  REQUIRE((*owner)->read(8192 + 1000, std::span(back.data(), 500)));
+  REQUIRE(mpi.owner->read(8192 + 1000, std::span(back.data(), 500)));
   CHECK(std::equal(over.begin(), over.end(), back.begin()));
   // An uncommitted overwrite, then a crash of both.
   std::vector<std::byte> lost(500, std::byte(1));
-  REQUIRE((*follower)->write_raw(8192 + 1000, lost, 6));
-  owner = Status(Code::kIoError, "crashed");
-  follower = Status(Code::kIoError, "crashed");
+  REQUIRE(mpi.follower->write_raw(8192 + 1000, lost, 6));
+  mpi = {};  // both crash
 
   auto recovered = JournaledFile::open(path, Access::kReadWrite, options(jpath, IoEngine::kSync, 64 << 20));
   REQUIRE(recovered);
@@ -624,21 +640,11 @@ TEST_CASE("a journal's data logs are found by name, gaps in the numbering and al
 TEST_CASE("recovery removes every data log, also when a rank's is missing from the numbering") {
   TempDir dir;
   std::string path = dir.path("gap.h5"), jpath = path + ".jnl";
-  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
-  owner_opts.role = Role::kMpiOwner;
-  auto follower_opts = owner_opts;
-  follower_opts.role = Role::kMpiFollower;
-  follower_opts.data_log = 3;
-  auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
-  REQUIRE(owner);
-  auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
-  REQUIRE(follower);
+  MpiPair mpi = open_mpi_pair(path, options(jpath, IoEngine::kSync, 64 << 20), 3);
   std::vector<std::byte> meta(3000, std::byte(7));
-  REQUIRE((*owner)->write(0, meta, 1));
-  JournaledFile* ranks[] = {owner->get(), follower->get()};
-  REQUIRE(commit_in_one_process(ranks, false));
-  owner = Status(Code::kIoError, "crashed");
-  follower = Status(Code::kIoError, "crashed");
+  REQUIRE(mpi.owner->write(0, meta, 1));
+  REQUIRE(mpi.commit());
+  mpi = {};  // both crash
   REQUIRE(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
   REQUIRE(posix_filesystem().exists(data_log_path_for(jpath, 3)));
 
@@ -654,34 +660,25 @@ TEST_CASE("recovery removes every data log, also when a rank's is missing from t
 TEST_CASE("salvage rebuilds raw data from a rank's data log beyond a gap in the numbering") {
   TempDir dir;
   std::string path = dir.path("gap.h5"), jpath = path + ".jnl";
-  auto owner_opts = options(jpath, IoEngine::kSync, 64 << 20);
-  owner_opts.role = Role::kMpiOwner;
-  owner_opts.raw_mode = RawMode::kLog;
-  auto follower_opts = owner_opts;
-  follower_opts.role = Role::kMpiFollower;
-  follower_opts.data_log = 2;
+  auto opts = options(jpath, IoEngine::kSync, 64 << 20);
+  opts.raw_mode = RawMode::kLog;
   {
-    auto owner = JournaledFile::open(path, Access::kCreateTruncate, owner_opts);
-    REQUIRE(owner);
-    auto follower = JournaledFile::open(path, Access::kReadWrite, follower_opts);
-    REQUIRE(follower);
-    JournaledFile* ranks[] = {owner->get(), follower->get()};
+    MpiPair mpi = open_mpi_pair(path, opts, 2);
     auto commit = [&](uint64_t addr, size_t n, std::byte b) {
-      REQUIRE((*follower)->write_raw(addr, std::vector<std::byte>(n, b), 3));
-      REQUIRE((*owner)->set_size(5000));
-      REQUIRE(commit_in_one_process(ranks, false));
+      REQUIRE(mpi.follower->write_raw(addr, std::vector<std::byte>(n, b), 3));
+      REQUIRE(mpi.owner->set_size(5000));
+      REQUIRE(mpi.commit());
     };
     commit(0, 5000, std::byte(1));
     commit(1000, 3000, std::byte(2));
     commit(100, 500, std::byte(3));
-  }  // crash
+  }  // both crash
   REQUIRE(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
   damage_data_record(jpath, 2);
   std::vector<std::byte> all(5000, std::byte(1));
   std::fill(all.begin() + 1000, all.begin() + 4000, std::byte(2));
   std::fill(all.begin() + 100, all.begin() + 600, std::byte(3));
 
-  auto opts = options(jpath, IoEngine::kSync, 64 << 20);
   opts.recovery_mode = RecoveryMode::kSalvage;
   auto rw = JournaledFile::open(path, Access::kReadWrite, opts);
   REQUIRE(rw);
