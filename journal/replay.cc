@@ -184,9 +184,10 @@ namespace {
 class RunWriter {
  public:
   static constexpr size_t kRun = 8 << 20;
-  // `run` is the buffer the writes are gathered in: allocated on first use
-  // if empty, and left to the caller.
-  RunWriter(File& base, const Progress& progress, AlignedBuffer& run) : base_(base), progress_(progress), run_(run) {}
+  // `kept` is the caller's buffer to gather the writes in, allocated on
+  // first use if empty and left to the caller; without it, the writer's own.
+  RunWriter(File& base, const Progress& progress, AlignedBuffer* kept)
+      : base_(base), progress_(progress), run_(kept != nullptr ? *kept : own_) {}
 
   // Room for n <= kRun bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
@@ -224,6 +225,7 @@ class RunWriter {
  private:
   File& base_;
   const Progress& progress_;
+  AlignedBuffer own_;  // before run_, which may refer to it
   AlignedBuffer& run_;
   std::vector<RawLayer::Range> kept_;
   uint64_t addr_ = 0, done_ = 0;
@@ -278,16 +280,14 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
                        const WindowFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
-  AlignedBuffer own;
-  RunWriter out(base, none, run != nullptr ? *run : own);
+  RunWriter out(base, none, run);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run) {
-  AlignedBuffer own;
-  RunWriter out(base, progress, run != nullptr ? *run : own);
+  RunWriter out(base, progress, run);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
