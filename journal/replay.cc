@@ -246,7 +246,7 @@ Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource
       status = room.status();
       return;
     }
-    status = raw.lay_onto(addr, *room, data_log, &covered);
+    if (status = raw.lay_onto(addr, *room, data_log, &covered); !status) return;  // unread: nothing to keep
     for (const RawLayer::Range& r : covered) out.keep(r.addr, r.len);
   });
   return status;
@@ -257,7 +257,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
   overlay.for_each([&](const ExtentMap::Extent& e) {
     if (!status || e.addr >= logical_size) return;
     uint64_t addr = e.addr, src = e.src, left = std::min(e.len, logical_size - e.addr);
-    while (left > 0 && status) {
+    while (left > 0) {
       size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
       auto room = out.next(addr, n);
       if (!room) {
@@ -265,7 +265,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
         return;  // no room: nothing to keep
       }
       if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
-      else status = journal(src, *room);
+      else if (status = journal(src, *room); !status) return;  // unread: nothing to keep
       out.keep(addr, n);
       addr += n;
       src = ExtentMap::source_at(src, n);
