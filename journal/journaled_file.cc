@@ -998,16 +998,12 @@ Status JournaledFile::end_close() {
   data_logs_.clear();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
-  return remove_data_logs();
-}
-
-// Only once the journal's removal is durable: a journal whose data log is
-// gone cannot be replayed (the crash-state explorer found this order).  A
-// data log left alone is emptied by the next session that journals this
-// file, and removed at its close.  Under MPI the owner removes every
-// rank's, after the last commit that needed them.
-Status JournaledFile::remove_data_logs() {
-  return h5j::remove_data_logs(*opts_.fs, opts_.journal_path, opts_.ring.durable);
+  // The data logs only once the journal's removal is durable: a journal
+  // whose data log is gone cannot be replayed (the crash-state explorer
+  // found this order).  A data log left alone is emptied by the next
+  // session that journals this file, and removed at its close.  Under MPI
+  // the owner removes every rank's, after the last commit that needed them.
+  return remove_data_logs(*opts_.fs, opts_.journal_path, durable);
 }
 
 Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path) {

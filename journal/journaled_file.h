@@ -267,9 +267,6 @@ class JournaledFile : private RecoveredImage {
   uint64_t current_txn() const;
   // Owner: puts the records appended by this call where followers read them.
   Status publish();
-  // Removes the data logs 0, 1, ... (every rank's), once the journal's
-  // removal is durable.
-  Status remove_data_logs();
   Status start_writing();
   // kMissing if the file is bound to a journal that does not exist.
   Status check_not_missing();
