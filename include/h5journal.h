@@ -54,8 +54,9 @@ typedef enum H5FD_journal_materialize_t {
 } H5FD_journal_materialize_t;
 
 /* The communicator of a file whose FAPL sets none with H5Pset_mpi_params,
- * when the driver is chosen by name (HDF5_DRIVER) in a running MPI program.
- * (H5Pset_fapl_journal without a communicator always opens serially.) */
+ * when the driver is chosen by name (HDF5_DRIVER) in a program that has
+ * initialised MPI itself (the driver never does).  H5Pset_fapl_journal
+ * without a communicator always opens serially. */
 typedef enum H5FD_journal_mpi_comm_t {
     H5FD_JOURNAL_MPI_COMM_WORLD = 0, /* every rank opens the file together */
     H5FD_JOURNAL_MPI_COMM_SELF = 1   /* each process opens it alone, as a serial file */
@@ -72,7 +73,7 @@ typedef struct H5FD_journal_fapl_t {
     H5FD_journal_recovery_t recovery;              /* default AUTO */
     H5FD_journal_raw_t raw;                        /* default INPLACE (since version 2) */
     H5FD_journal_materialize_t materialize;        /* default CLOSE (since version 2) */
-    H5FD_journal_mpi_comm_t mpi_comm;              /* default WORLD (since version 3) */
+    H5FD_journal_mpi_comm_t mpi_comm;              /* default SELF (since version 3) */
     uint32_t mpi_timeout;                          /* seconds a rank waits for the others in the
                                                       driver's collective steps; 0 = forever;
                                                       default 600 (since version 3) */

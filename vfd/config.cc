@@ -139,7 +139,7 @@ H5FD_journal_fapl_t default_config() {
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
   c.raw = H5FD_JOURNAL_RAW_INPLACE;
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
-  c.mpi_comm = H5FD_JOURNAL_MPI_COMM_WORLD;
+  c.mpi_comm = H5FD_JOURNAL_MPI_COMM_SELF;
   c.mpi_timeout = 600;
   return c;
 }

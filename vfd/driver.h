@@ -3,7 +3,10 @@
 // a recording or fault-injecting FileSystem below real HDF5 workloads.
 #pragma once
 
+#include <H5FDdevelop.h>
 #include <hdf5.h>
+
+#include <string>
 
 #include "file.h"
 #include "h5journal.h"
@@ -15,5 +18,13 @@ namespace h5j {
 // H5Pset_driver(fapl, id, &config).  The usual registration, H5FD_JOURNAL,
 // uses the real file system.
 H5JOURNAL_API hid_t register_driver_with(FileSystem& fs);
+
+// The driver's class, as the plugin hands it to HDF5.
+const H5FD_class_t& journal_driver_class();
+
+// Why the HDF5 library containing `caller` cannot use this build of the
+// driver (another major.minor, or serial against parallel), or "" if it can
+// or cannot be told (plugin_check.cc).
+std::string plugin_mismatch(const void* caller);
 
 }  // namespace h5j

@@ -7,7 +7,6 @@
 // H5Dflush/H5Oflush reach flush() without a truncate and do not.  H5Fclose
 // writes the final superblock after its last flush(), so close() commits.
 #include <H5FDdevelop.h>
-#include <H5PLextern.h>
 #include <hdf5.h>
 
 #include <cstdlib>
@@ -21,9 +20,8 @@
 #include "recovery.h"
 #include "h5journal.h"
 #include "journaled_file.h"
-#include "mpi_datatype.h"
-#include "mpi_session.h"
 #include "posix_file.h"
+#include "rank_group.h"
 #include "superblock.h"
 
 namespace h5j {
@@ -33,7 +31,6 @@ namespace {
 // instances registered over other file systems (tests).
 hid_t g_driver_id = H5I_INVALID_HID;
 std::vector<std::pair<hid_t, FileSystem*>> g_instances;
-bool g_initialised_mpi = false;  // the driver called MPI_Init, so it calls MPI_Finalize
 
 // The file system of the driver a FAPL selects.
 FileSystem& filesystem_for(hid_t fapl) {
@@ -53,11 +50,11 @@ struct JournalDriverFile {
   haddr_t eoa = 0;
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
-  std::unique_ptr<MpiSession> mpi;  // null: opened serially
+  std::unique_ptr<RankGroup> ranks;  // null: opened by this process alone
 };
 
 // A commit: the file's own, or the ranks' collective one.
-Status commit(JournalDriverFile& f) { return f.mpi ? f.mpi->commit(*f.file, false) : f.file->commit(); }
+Status commit(JournalDriverFile& f) { return f.ranks ? f.ranks->commit(*f.file, false) : f.file->commit(); }
 
 JournalDriverFile* self(H5FD_t* f) { return reinterpret_cast<JournalDriverFile*>(f); }
 const JournalDriverFile* self(const H5FD_t* f) { return reinterpret_cast<const JournalDriverFile*>(f); }
@@ -136,40 +133,26 @@ Access access_for(unsigned flags) {
 
 // --- callbacks ------------------------------------------------------------------
 
-// Under MPI, metadata is written by rank 0 alone (PROCESS_0_ONLY): its
-// journal records are then the only metadata, and the other ranks read
-// them from the journal (docs/design.md §10).  As the subfiling driver
-// does, the strategy is set on the FAPL in open, before HDF5 reads it.
-Status write_metadata_from_rank0_only(hid_t fapl) {
-  H5AC_cache_config_t config;
-  config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
-  if (H5Pget_mdc_config(fapl, &config) < 0 ||
-      (config.metadata_write_strategy = H5AC_METADATA_WRITE_STRATEGY__PROCESS_0_ONLY,
-       H5Pset_mdc_config(fapl, &config) < 0))
-    return Status(Code::kInvalid, "cannot set the metadata write strategy PROCESS_0_ONLY on the FAPL");
-  return Status::ok();
-}
-
 // Opens one rank's handle: rank 0 (or a serial writer) as the file's owner,
 // any other rank as a follower, once rank 0 has opened and recovered.
 Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access access, JournalOptions opts,
-                                                      MpiSession* mpi) {
-  bool follower = mpi != nullptr && mpi->rank() != 0;
+                                                      RankGroup* ranks) {
+  bool follower = ranks != nullptr && ranks->rank() != 0;
   FileSystem& fs = *opts.fs;
-  if (mpi != nullptr && access != Access::kReadOnly) {
+  if (ranks != nullptr && access != Access::kReadOnly) {
     opts.role = follower ? Role::kMpiFollower : Role::kMpiOwner;
-    opts.data_log = uint32_t(mpi->rank());
-    opts.ranks = uint32_t(mpi->size());
+    opts.data_log = uint32_t(ranks->rank());
+    opts.ranks = uint32_t(ranks->size());
   }
   Status checked;
   if (!follower && !truncates(access) && !fs.exists(opts.journal_path))
     checked = check_unjournaled_file_is_clean(fs, name, opts.journal_path);
   Result<std::unique_ptr<JournaledFile>> file = checked ? JournaledFile::open(name, access, opts) : checked;
-  if (mpi == nullptr || access == Access::kReadOnly) return file;
-  Status owner = mpi->agree(follower ? Status::ok() : file.status());
+  if (ranks == nullptr || access == Access::kReadOnly) return file;
+  Status owner = ranks->agree(follower ? Status::ok() : file.status());
   if (!owner) return owner;
   if (follower) file = JournaledFile::open(name, Access::kReadWrite, opts);
-  Status all = mpi->agree(file.status());
+  Status all = ranks->agree(file.status());
   if (!all) return all;
   return file;
 }
@@ -206,17 +189,14 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
-    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values, g_initialised_mpi);
-    if (!mpi) return push_error(fn, H5E_CANTOPENFILE, mpi.status().message()), nullptr;
-    if (*mpi) {
-      if (Status s = write_metadata_from_rank0_only(fapl); !s) return push_error(fn, H5E_CANTOPENFILE, s.message()), nullptr;
-    }
-    auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), mpi->get());
+    auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
+    if (!ranks) return push_error(fn, H5E_CANTOPENFILE, ranks.status().message()), nullptr;
+    auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
     // A passive handle (another owns the journal: HDF5's tentative second
     // open of a file it has open, or a reader beside a writer) takes no
     // lock; its reads are refused unless the file is this process's own.
-    if (!*mpi && !(*file)->report().passive) {
+    if (!*ranks && !(*file)->report().passive) {
       if (Status s = lock_like_hdf5((*file)->base(), fapl, flags & H5F_ACC_RDWR); !s)
         return push_error(fn, H5E_CANTLOCKFILE, s.message()), nullptr;
     }
@@ -227,7 +207,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     f->config = config->values;
     f->config_from_string = config->from_string;
     f->id = *id;
-    f->mpi = std::move(*mpi);
+    f->ranks = std::move(*ranks);
     return &f->pub;
   });
 }
@@ -235,7 +215,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
 herr_t journal_close(H5FD_t* file) {
   return guarded("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
     std::unique_ptr<JournalDriverFile> f(self(file));
-    Status s = f->mpi ? f->mpi->commit(*f->file, /*closing=*/true) : f->file->close();
+    Status s = f->ranks ? f->ranks->commit(*f->file, /*closing=*/true) : f->file->close();
     if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
     return 0;
   });
@@ -254,7 +234,7 @@ herr_t journal_query(const H5FD_t* file, unsigned long* flags) {
   // sieving (each rank would hold its own stale copy), and HAS_MPI.
   if (flags == nullptr) return 0;
   *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
-  if (file != nullptr && self(file)->mpi) *flags |= H5FD_FEAT_HAS_MPI;
+  if (file != nullptr && self(file)->ranks) *flags |= H5FD_FEAT_HAS_MPI;
   else *flags |= H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE;
   return 0;
 }
@@ -297,29 +277,15 @@ herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
   return 0;
 }
 
-// A collective transfer under MPI: `size` counts copies of the memory
-// datatype HDF5 put in its API context, and the file side is a view
-// (mpi_datatype.h).  The pieces, or none when the transfer is plain bytes.
-Result<std::vector<CollectivePiece>> collective_transfer(const JournalDriverFile& f, haddr_t addr, size_t size) {
-  CollectiveTypes types;
-  if (!f.mpi || !collective_types_in_context(types)) return std::vector<CollectivePiece>();
-  return collective_pieces(addr, size, types);
+// The pieces of a raw transfer under MPI's collective layout, or none.
+Result<std::vector<CollectivePiece>> collective_transfer(JournalDriverFile& f, haddr_t addr, size_t size) {
+  if (!f.ranks) return std::vector<CollectivePiece>();
+  return f.ranks->transfer_pieces(addr, size);
 }
 
-// HDF5 fills new chunks with one raw write in collective mode (each rank its
-// share, then an MPI_Barrier) and writes their data with the next, perhaps
-// from another rank; the fill must land first.  So every raw write in
-// collective mode ends with this rank's staged bytes in place.  One HDF5
-// declared a collective call also ends together on every rank, as mpio's
-// MPI_File_write_at_all does, with one outcome: rank 0's fill of a chunk,
-// journaled, must not land after another rank's data for it.  Not with
-// H5FD_MPIO_INDIVIDUAL_IO, whose calls not every rank makes.  Metadata
-// writes never are collective: under PROCESS_0_ONLY rank 0 alone writes
-// them, inside whatever call made the metadata cache flush.
-Status end_of_collective_write(JournalDriverFile& f, bool raw, const Status& local) {
-  if (!f.mpi || !raw || !collective_mode_in_context()) return local;
-  Status placed = local ? f.file->place_staged() : local;
-  return collective_call_in_context() ? f.mpi->agree(placed) : placed;
+// A raw write's end: under MPI, what the ranks' collective call needs.
+Status end_of_raw_write(JournalDriverFile& f, bool raw, const Status& local) {
+  return f.ranks && raw ? f.ranks->end_raw_write(*f.file, local) : local;
 }
 
 Status read_pieces(JournaledFile& f, std::span<const CollectivePiece> pieces, std::byte* buf) {
@@ -365,7 +331,7 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
                : !pieces->empty()   ? write_pieces(f, type, *pieces, in)
                : type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type))
                                        : f.write(addr, bytes, uint32_t(type));
-    s = end_of_collective_write(*self(file), type == H5FD_MEM_DRAW, s);
+    s = end_of_raw_write(*self(file), type == H5FD_MEM_DRAW, s);
     if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
     return 0;
   });
@@ -427,7 +393,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
       if (s) s = f.write(addrs[i], bytes, uint32_t(type));
     });
     flush_raw();
-    s = end_of_collective_write(*self(file), all_raw, s);
+    s = end_of_raw_write(*self(file), all_raw, s);
     if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s.message());
     return 0;
   });
@@ -469,10 +435,10 @@ herr_t journal_delete(const char* name, hid_t fapl) {
   return guarded("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
     auto config = config_from_fapl(fapl);
     if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
-    auto mpi = MpiSession::from_fapl(fapl, config->from_string, config->values, g_initialised_mpi);
-    if (!mpi) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, mpi.status().message());
-    Status s = *mpi && (*mpi)->rank() != 0 ? Status::ok() : remove_file_and_logs(filesystem_for(fapl), name, config->values);
-    if (*mpi) s = (*mpi)->agree(s);
+    auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
+    if (!ranks) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, ranks.status().message());
+    Status s = *ranks && (*ranks)->rank() != 0 ? Status::ok() : remove_file_and_logs(filesystem_for(fapl), name, config->values);
+    if (*ranks) s = (*ranks)->agree(s);
     if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
     return 0;
   });
@@ -496,19 +462,10 @@ herr_t journal_fapl_free(void* fapl) {
   return 0;
 }
 
-// The MPI queries HDF5 makes of a driver with H5FD_FEAT_HAS_MPI, answered
-// as mpio answers them (H5FDmpio.c).
+// The MPI queries HDF5 makes of a driver with H5FD_FEAT_HAS_MPI.
 herr_t journal_ctl(H5FD_t* file, uint64_t op, uint64_t flags, const void*, void** output) {
-  const MpiSession* mpi = self(file)->mpi.get();
-  bool mpi_op = op == H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE || op == H5FD_CTL_GET_MPI_INFO_OPCODE ||
-                op == H5FD_CTL_GET_MPI_RANK_OPCODE || op == H5FD_CTL_GET_MPI_SIZE_OPCODE;
-  if (mpi_op && mpi != nullptr && output != nullptr && *output != nullptr) {
-    if (op == H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE) **reinterpret_cast<MPI_Comm**>(output) = mpi->comm();
-    if (op == H5FD_CTL_GET_MPI_INFO_OPCODE) **reinterpret_cast<MPI_Info**>(output) = mpi->info();
-    if (op == H5FD_CTL_GET_MPI_RANK_OPCODE) **reinterpret_cast<int**>(output) = mpi->rank();
-    if (op == H5FD_CTL_GET_MPI_SIZE_OPCODE) **reinterpret_cast<int**>(output) = mpi->size();
-    return 0;
-  }
+  RankGroup* ranks = self(file)->ranks.get();
+  if (ranks != nullptr && ranks->answer_ctl(op, output)) return 0;
   if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG)
     return push_error("H5FD_journal_ctl", H5E_FCNTL, "unknown op code " + std::to_string(op));
   return 0;
@@ -517,10 +474,6 @@ herr_t journal_ctl(H5FD_t* file, uint64_t op, uint64_t flags, const void*, void*
 herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
   g_instances.clear();
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (g_initialised_mpi && !finalized) MPI_Finalize();
-  g_initialised_mpi = false;
   return 0;
 }
 
@@ -561,6 +514,8 @@ const H5FD_class_t kJournalClass = {
 };
 
 }  // namespace
+
+const H5FD_class_t& journal_driver_class() { return kJournalClass; }
 
 hid_t register_driver_with(FileSystem& fs) {
   H5FD_class_t cls = kJournalClass;
@@ -625,7 +580,5 @@ herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
   return 0;
 }
 
-H5JOURNAL_API H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
-H5JOURNAL_API const void* H5PLget_plugin_info(void) { return &h5j::kJournalClass; }
 
 }  // extern "C"

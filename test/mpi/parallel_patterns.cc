@@ -166,11 +166,32 @@ int main(int argc, char** argv) {
     must(H5Pset_fapl_journal(fapl, nullptr) >= 0, "H5Pset_fapl_journal");
     must(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_mpi_params");
   }
-  hid_t f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5AC_cache_config_t before;
+  before.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  must(H5Pget_mdc_config(fapl, &before) >= 0, "H5Pget_mdc_config");
+  hid_t f = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, mode == "by-name" ? H5P_DEFAULT : fapl);
   must(f >= 0, "H5Fcreate");
+  // Neither the application's FAPL nor HDF5's default one (an H5P_DEFAULT
+  // open) comes back from the driver changed.
+  H5AC_cache_config_t after;
+  after.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  must(H5Pget_mdc_config(fapl, &after) >= 0, "H5Pget_mdc_config");
+  must(after.metadata_write_strategy == before.metadata_write_strategy, "the FAPL left as it was");
   if (mode == "by-name") {  // the journal it is, under MPI: the stats exist only for this driver
     H5FD_journal_stats_t stats;
     must(H5Fget_journal_stats(f, &stats) >= 0, "H5Fget_journal_stats under HDF5_DRIVER=journal");
+    // The driver wrote metadata from rank 0 only, and left HDF5's default
+    // FAPL as it was for every later file.
+    H5AC_cache_config_t config;
+    config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    must(H5Fget_mdc_config(f, &config) >= 0, "H5Fget_mdc_config");
+    must(config.metadata_write_strategy == H5AC_METADATA_WRITE_STRATEGY__PROCESS_0_ONLY,
+         "the file's metadata written from rank 0 only");
+    hid_t again = H5Fget_access_plist(f);
+    must(again >= 0 && H5Pget_mdc_config(H5P_FILE_ACCESS_DEFAULT, &config) >= 0, "H5Pget_mdc_config of the default FAPL");
+    must(config.metadata_write_strategy == H5AC_METADATA_WRITE_STRATEGY__DISTRIBUTED,
+         "the default FAPL left as HDF5 made it");
+    H5Pclose(again);
   }
   hid_t independent = H5Pcreate(H5P_DATASET_XFER), collective = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(independent, H5FD_MPIO_INDEPENDENT);

@@ -9,41 +9,23 @@
 
 namespace h5j {
 
-Result<std::unique_ptr<MpiSession>> MpiSession::from_fapl(hid_t fapl, bool chosen_by_name,
-                                                          const H5FD_journal_fapl_t& config, bool& initialised_mpi) {
-  int running = 0, finalized = 0;
-  MPI_Initialized(&running);
-  MPI_Finalized(&finalized);
-  if (finalized) return std::unique_ptr<MpiSession>();
-  if (!running && chosen_by_name) {
-    if (int rc = MPI_Init(nullptr, nullptr); rc != MPI_SUCCESS)
-      return Status(Code::kIoError, "cannot initialise MPI (MPI_Init failed) for a file opened by driver name");
-    initialised_mpi = true;
-    running = 1;
-  }
-  if (!running) return std::unique_ptr<MpiSession>();
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  H5E_BEGIN_TRY { H5Pget_mpi_params(fapl, &comm, &info); }
-  H5E_END_TRY
-  // H5Pget_mpi_params hands out duplicates, which are ours to free.
-  if (comm == MPI_COMM_NULL && (!chosen_by_name || config.mpi_comm == H5FD_JOURNAL_MPI_COMM_SELF)) {
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    return std::unique_ptr<MpiSession>();
-  }
+std::unique_ptr<MpiSession> MpiSession::over(MPI_Comm comm, MPI_Info info, const H5FD_journal_fapl_t& config) {
   std::unique_ptr<MpiSession> s(new MpiSession());
-  if (comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   s->comm_ = comm;
+  // HDF5 takes MPI_INFO_NULL from a driver for an error (H5FD_mpi_get_info,
+  // behind H5Fget_access_plist); mpio always has one, from MPI-IO.
+  if (info == MPI_INFO_NULL) MPI_Info_create(&info);
   s->info_ = info;
   s->timeout_ = std::chrono::seconds(config.mpi_timeout);
   MPI_Comm_set_errhandler(s->comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(s->comm_, &s->rank_);
   MPI_Comm_size(s->comm_, &s->size_);
-  if (s->size_ == 1) return std::unique_ptr<MpiSession>();
+  if (s->size_ == 1) return nullptr;
   return s;
 }
 
 MpiSession::~MpiSession() {
+  restore_fapl();  // an open that failed before HDF5 asked for the communicator
   int finalized = 0;
   MPI_Finalized(&finalized);
   // A broken session's communicator may still have a request in flight

@@ -20,17 +20,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "rank_group.h"
 #include "status.h"
 
 namespace h5j {
-
-// One piece of a collective transfer: `length` bytes at file address
-// `addr` and at `memory` bytes into the caller's buffer.
-struct CollectivePiece {
-  uint64_t addr;
-  uint64_t memory;
-  uint64_t length;
-};
 
 // Whether the current transfer is in collective mode (H5FD_MPIO_COLLECTIVE),
 // whatever its collective option.

@@ -2,8 +2,8 @@
 // driver's own communicator, and the collective steps of the protocol.
 // Rank 0 owns the journal; the others follow it (journaled_file.h, Role).
 // Every step here runs inside a callback HDF5 calls collectively (open,
-// flush, truncate, close), never inside a read or write, which may or may
-// not be collective.
+// flush, truncate, close, or a write HDF5 declared collective), never
+// inside another read or write, which may or may not be collective.
 #pragma once
 
 #include <mpi.h>
@@ -11,43 +11,44 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "h5journal.h"
 #include "journaled_file.h"
+#include "rank_group.h"
 
 namespace h5j {
 
-class MpiSession {
+class MpiSession final : public RankGroup {
  public:
-  // The FAPL's communicator (H5Pset_mpi_params), or, when the driver was
-  // chosen by name (HDF5_DRIVER) and MPI is running, the one `config`
-  // names (mpi_comm: MPI_COMM_WORLD by default).  nullptr when there is
-  // none, or a single rank: the file is then opened as a serial file.
-  // (H5Pset_fapl_journal without a communicator stays serial, so rank 0 of
-  // an MPI program can still write a file alone.)
-  // A program outside MPI (a tool such as h5dump under HDF5_DRIVER=journal)
-  // gets MPI initialised here, as mpio does, into a world of one rank;
-  // `initialised_mpi` then says the driver must finalize it.
-  static Result<std::unique_ptr<MpiSession>> from_fapl(hid_t fapl, bool chosen_by_name,
-                                                       const H5FD_journal_fapl_t& config, bool& initialised_mpi);
-  ~MpiSession();
+  // A session over `comm` (a duplicate, which the session frees), or
+  // nullptr for a communicator of one rank.
+  static std::unique_ptr<MpiSession> over(MPI_Comm comm, MPI_Info info, const H5FD_journal_fapl_t& config);
+  ~MpiSession() override;
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   MPI_Comm comm() const { return comm_; }
   MPI_Info info() const { return info_; }
 
-  // Every rank's status in; on every rank the same status out: the failure
-  // of the lowest failing rank, or ok.  With `rank0_value`, every rank also
-  // gets rank 0's value of it.
-  Status agree(const Status& local, int* rank0_value = nullptr);
+  Status agree(const Status& local) override { return agree(local, nullptr); }
+  // As agree; every rank also gets rank 0's `rank0_value`.
+  Status agree(const Status& local, int* rank0_value);
   // The collective commit: each follower makes its writes durable and sends
   // its DATA records to rank 0, which journals them with the COMMIT; all
   // ranks then agree on the outcome.  With `closing`, the collective close.
-  Status commit(JournaledFile& file, bool closing);
+  Status commit(JournaledFile& file, bool closing) override;
+  Result<std::vector<CollectivePiece>> transfer_pieces(uint64_t addr, size_t size) override;
+  Status end_raw_write(JournaledFile& file, const Status& local) override;
+  bool answer_ctl(uint64_t op, void** output) override;
+  // Fails on every rank, naming both names, unless every rank opens `name`.
+  Status check_same_file(const std::string& name);
+  // HDF5's metadata cache under this file writes metadata from rank 0 only
+  // (mpi_rank_group.cc).
+  Status write_metadata_from_rank0_only(hid_t fapl);
 
  private:
   MpiSession() = default;
@@ -68,6 +69,12 @@ class MpiSession {
   int size_ = 1;
   std::chrono::seconds timeout_{0};  // 0: no deadline
   Status broken_;                    // the missed deadline or MPI error every later step returns
+  // The FAPL open changed for the span of the open (mpi_rank_group.cc):
+  // whether its value is still to be put back, and the value.
+  bool restore_fapl_ = false;
+  hid_t fapl_ = H5I_INVALID_HID;
+  H5AC_cache_config_t fapl_mdc_config_{};
+  void restore_fapl();
 };
 
 }  // namespace h5j

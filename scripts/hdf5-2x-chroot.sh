@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Debian's own HDF5 2.x (serial and MPICH), h5py and a toolchain, in a chroot
+# of Debian testing (or sid, if testing has no HDF5 2.x), cached outside the
+# checkout.  Their packages need a newer glibc than Debian 12's, so they run
+# in a chroot, made with debootstrap from Debian's registry.
+#
+#   hdf5-2x-chroot.sh create            make it once (later calls reuse it);
+#                                       prints its root on the last line
+#   hdf5-2x-chroot.sh run DIR CMD...    run CMD as root inside, with DIR (the
+#                                       checkout) bound at /src, and /proc,
+#                                       /dev, /sys bound; unbound on exit
+#
+# /etc/apt of the host is never touched.
+set -euo pipefail
+
+CACHE_DIR="${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"
+MIRROR=http://deb.debian.org/debian
+PACKAGES=(build-essential cmake pkg-config file
+          libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
+          liburing-dev libisal-dev libssl-dev doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+          python3 python3-h5py python3-h5py-serial python3-pytest python3-numpy)
+
+log() { echo "[hdf5-2x-chroot] $*" >&2; }
+
+# The first suite among testing and sid whose libhdf5-dev is 2.x, asked of
+# Debian's index with a private apt configuration.
+choose_suite() {
+  local dir="$CACHE_DIR/apt-index" suite version
+  for suite in testing sid; do
+    mkdir -p "$dir/$suite/state/lists/partial" "$dir/$suite/cache/archives/partial"
+    echo "deb $MIRROR $suite main" > "$dir/$suite/sources.list"
+    local opts=(-o "Dir::Etc::SourceList=$dir/$suite/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+                -o "Dir::State=$dir/$suite/state" -o "Dir::State::status=/var/lib/dpkg/status"
+                -o "Dir::Cache=$dir/$suite/cache" -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root"
+                -o "Acquire::Check-Valid-Until=false")
+    apt-get "${opts[@]}" update >&2 || continue
+    version=$(apt-cache "${opts[@]}" show libhdf5-dev 2>/dev/null | awk '/^Version:/{print $2}' | sort -V | tail -1)
+    log "$suite offers libhdf5-dev ${version:-(none)}"
+    if [[ "$version" == 2.* ]]; then echo "$suite"; return 0; fi
+  done
+  log "neither testing nor sid offers HDF5 2.x"
+  return 1
+}
+
+mount_into() {  # root checkout
+  local root=$1 src=$2
+  mountpoint -q "$root" || mount --bind "$root" "$root"  # a mount point, for unshare inside
+  for d in proc sys dev dev/pts dev/shm; do
+    mkdir -p "$root/$d"
+    mountpoint -q "$root/$d" || mount --bind "/$d" "$root/$d"
+  done
+  mkdir -p "$root/src"
+  mountpoint -q "$root/src" || mount --bind "$src" "$root/src"
+}
+
+unmount_from() {
+  local root=$1
+  for d in src dev/shm dev/pts dev sys proc; do
+    mountpoint -q "$root/$d" && umount -l "$root/$d"
+  done
+  mountpoint -q "$root" && umount -l "$root"
+  return 0
+}
+
+create() {
+  local existing
+  existing=$(ls -d "$CACHE_DIR"/chroot-*/ 2>/dev/null | head -1 || true)
+  if [[ -n "$existing" && -f "$existing/.complete" ]]; then
+    log "reusing ${existing%/} ($(cat "$existing/.complete"))"
+    echo "${existing%/}"
+    return 0
+  fi
+  command -v debootstrap > /dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2
+  local suite
+  suite=$(choose_suite)
+  ROOT="$CACHE_DIR/chroot-$suite"
+  local root=$ROOT
+  unmount_from "$root" 2>/dev/null || true
+  rm -rf --one-file-system "$root"
+  log "debootstrap $suite into $root"
+  debootstrap --variant=minbase "$suite" "$root" "$MIRROR" >&2
+  trap 'unmount_from "$ROOT"' EXIT
+  mkdir -p /var/empty
+  mount_into "$root" /var/empty
+  # A mirror's Release file may be past its Valid-Until; its signature still counts.
+  echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99h5journal"
+  chroot "$root" apt-get update -q >&2
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2
+  chroot "$root" apt-get clean >&2
+  local hdf5
+  hdf5=$(chroot "$root" dpkg-query -W -f='${Version}' libhdf5-dev)
+  echo "$suite libhdf5-dev $hdf5" > "$root/.complete"
+  log "ready: $suite, libhdf5-dev $hdf5"
+  echo "$root"
+}
+
+run() {
+  local src=$1
+  shift
+  ROOT=$(create | tail -1)
+  trap 'unmount_from "$ROOT"' EXIT
+  mount_into "$ROOT" "$src"
+  chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 CI="${CI:-}" \
+    JOBS="${JOBS:-2}" "$@"
+}
+
+case "${1:-}" in
+  create) create ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 create | run CHECKOUT CMD..." >&2; exit 2 ;;
+esac

@@ -1,0 +1,83 @@
+// The plugin's entry points, and the check that the HDF5 loading it is the
+// one it was built for.
+//
+// A driver is built against one HDF5 major.minor and one flavour: H5FD_class_t,
+// the property lists and the private symbols the MPI code uses differ
+// between them, so a mismatched plugin would crash or corrupt.  HDF5
+// checks nothing when it loads a plugin, so the plugin does: HDF5 calls
+// H5PLget_plugin_info from its own library, and that library (found from
+// the return address, so this works when the application itself was
+// loaded with RTLD_LOCAL, as h5py is) says its version and whether it is
+// parallel.  On a mismatch the plugin says why and gives HDF5 no driver.
+#include <dlfcn.h>
+#include <H5PLextern.h>
+
+#include <cstdio>
+#include <string>
+
+#include "driver.h"
+#include "h5journal.h"
+
+namespace h5j {
+namespace {
+
+#ifdef H5_HAVE_PARALLEL
+constexpr bool kBuiltParallel = true;
+#else
+constexpr bool kBuiltParallel = false;
+#endif
+
+struct LoadingHdf5 {
+  std::string path;
+  unsigned major = 0, minor = 0, release = 0;
+  bool parallel = false;
+};
+
+// The HDF5 library that contains `code`; false if it cannot be told.
+bool describe_hdf5_at(const void* code, LoadingHdf5& out) {
+  Dl_info info{};
+  if (dladdr(code, &info) == 0 || info.dli_fname == nullptr) return false;
+  void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == nullptr) return false;
+  using Version = herr_t (*)(unsigned*, unsigned*, unsigned*);
+  auto version = reinterpret_cast<Version>(dlsym(lib, "H5get_libversion"));
+  bool known = version != nullptr && version(&out.major, &out.minor, &out.release) >= 0;
+  out.parallel = dlsym(lib, "H5Pset_fapl_mpio") != nullptr;
+  out.path = info.dli_fname;
+  dlclose(lib);
+  return known;
+}
+
+std::string describe(unsigned major, unsigned minor, unsigned release, bool parallel) {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release) +
+         (parallel ? " (parallel)" : " (serial)");
+}
+
+}  // namespace
+
+std::string plugin_mismatch(const void* caller) {
+  LoadingHdf5 loading;
+  if (!describe_hdf5_at(caller, loading)) return "";  // not called from an HDF5 we can read: trust it
+  if (loading.major == H5_VERS_MAJOR && loading.minor == H5_VERS_MINOR && loading.parallel == kBuiltParallel)
+    return "";
+  return "h5journal: this plugin was built for HDF5 " +
+         describe(H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, kBuiltParallel) + ", but HDF5 " +
+         describe(loading.major, loading.minor, loading.release, loading.parallel) + " (" + loading.path +
+         ") is loading it; it refuses to load.  Use a build of h5journal against this HDF5 "
+         "(docs/building.md): a plugin works only with the HDF5 major.minor and flavour it was built for.";
+}
+
+}  // namespace h5j
+
+extern "C" {
+
+H5JOURNAL_API H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
+
+H5JOURNAL_API const void* H5PLget_plugin_info(void) {
+  std::string mismatch = h5j::plugin_mismatch(__builtin_return_address(0));
+  if (mismatch.empty()) return &h5j::journal_driver_class();
+  std::fprintf(stderr, "%s\n", mismatch.c_str());
+  return nullptr;
+}
+
+}  // extern "C"
