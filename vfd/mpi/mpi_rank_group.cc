@@ -143,9 +143,9 @@ Status MpiSession::write_metadata_from_rank0_only(hid_t fapl) {
 void MpiSession::restore_fapl() {
   if (!restore_fapl_) return;
   restore_fapl_ = false;
-  // The application may have closed its FAPL by now.
+  // The application may have closed its FAPL by now (no list then).
   H5P_genplist_t* list = nullptr;
-  H5E_BEGIN_TRY { list = H5Iis_valid(fapl_) > 0 ? property_list(fapl_) : nullptr; }
+  H5E_BEGIN_TRY { list = property_list(fapl_); }
   H5E_END_TRY
   if (list != nullptr) (void)H5P_set(list, kMdcConfigProperty, &fapl_mdc_config_);
 }
