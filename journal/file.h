@@ -47,6 +47,9 @@ class File {
   // even inside one process.  Fails with kBusy when someone else holds it.
   virtual Status try_lock(LockMode mode) = 0;
   virtual Status unlock() = 0;
+  // The process holding the lock try_lock found busy, where the system
+  // says (Linux: /proc/locks); nullopt where it cannot be told.
+  virtual std::optional<int> lock_holder() { return std::nullopt; }
   // Extended attributes: nullopt when absent or unsupported by the filesystem.
   virtual Result<std::optional<std::string>> get_xattr(const std::string& name) = 0;
   // Returns false (not an error) when the filesystem has no xattrs.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <string_view>
@@ -122,6 +123,12 @@ Status JournaledFile::open_for_write(bool truncated) {
   journal_ = std::move(*journal);
   if (Status s = journal_->try_lock(LockMode::kExclusive); !s) {
     if (s.code() != Code::kBusy) return s;
+    // A writer in another process: refused now, so that HDF5 never takes
+    // the file for an empty one (its bytes may all be in the journal yet).
+    // One in this process: HDF5's tentative second open of a file it has
+    // open, which HDF5 closes once it finds the open one (passive).
+    if (std::optional<int> holder = journal_->lock_holder(); holder && *holder != getpid())
+      return busy_error(*holder);
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -193,7 +200,7 @@ Status JournaledFile::load_journal() {
   const JournalHeader& header = (*reader)->header();
   data_log.records_of = [this, &header](uint64_t first, uint64_t last) { return data_log_records(header, first, last); };
   auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
-  if (!plan) return Status(plan.status().code(), journal_->path() + ": " + plan.status().message());
+  if (!plan) return plan.status().prefixed(journal_->path() + ": ");
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
   report_.discarded_records = plan->summary.discarded_records;
@@ -819,9 +826,12 @@ std::string JournaledFile::target_name() const {
   return opts_.target_name.empty() ? journal_target_name(base_->path()) : opts_.target_name;
 }
 
-Status JournaledFile::busy_error() const {
-  return Status(Code::kBusy, base_->path() + " is open for writing through h5journal by another handle or process (" +
-                                 opts_.journal_path + " is locked)");
+Status JournaledFile::busy_error(std::optional<int> holder) const {
+  std::string who = holder ? "process " + std::to_string(*holder) : "another handle or process";
+  return Status(Code::kBusy,
+                base_->path() + " is open for writing through h5journal by " + who + " (" + opts_.journal_path +
+                    " is locked)",
+                EWOULDBLOCK);
 }
 
 // --- commit, checkpoint, close -----------------------------------------------
@@ -832,7 +842,7 @@ Status JournaledFile::fail(Status s) {
   // built on what it could not read.
   if (failed_.is_ok())
     failed_ = Status(s.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
-                     s.message() + "; " + base_->path() + " stays at its last commit");
+                     s.message() + "; " + base_->path() + " stays at its last commit", s.sys_errno());
   return failed_;
 }
 

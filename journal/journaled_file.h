@@ -322,7 +322,8 @@ class JournaledFile : private RecoveredImage {
   // commit() without the checkpoint that may follow it.
   Status commit_transaction();
   Status fail(Status s);  // enters fail-stop and returns s
-  Status busy_error() const;
+  // The error of a passive handle, or of an open refused for `holder`'s lock.
+  Status busy_error(std::optional<int> holder = std::nullopt) const;
   std::string target_name() const;
   // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
   Status begin_transaction();

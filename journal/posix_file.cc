@@ -4,11 +4,15 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -88,8 +92,33 @@ Status PosixFile::try_lock(LockMode mode) {
     locked_ = true;
     return Status::ok();
   }
-  if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle");
+  if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle", EWOULDBLOCK);
   return error(errno, "lock");
+}
+
+// /proc/locks has a line per lock: "1: FLOCK  ADVISORY  WRITE 4242
+// fd:01:1234567 0 EOF", the holder's pid and the file's device (major and
+// minor in hex) and inode.  A lock whose holder the kernel does not know
+// (an open file description lock, or one inherited) shows -1.  Lines
+// with "->" are processes waiting for a lock, not holding it.
+std::optional<int> PosixFile::lock_holder() {
+  struct stat st;
+  if (::fstat(fd_.get(), &st) != 0) return std::nullopt;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream in(line);
+    std::string id, kind, advisory, access, device;
+    long pid = 0;
+    if (!(in >> id >> kind) || kind == "->") continue;
+    if (!(in >> advisory >> access >> pid >> device)) continue;
+    unsigned major = 0, minor = 0;
+    unsigned long long inode = 0;
+    if (std::sscanf(device.c_str(), "%x:%x:%llu", &major, &minor, &inode) != 3) continue;
+    if (inode == st.st_ino && major == ::major(st.st_dev) && minor == ::minor(st.st_dev) && pid > 0)
+      return int(pid);
+  }
+  return std::nullopt;
 }
 
 Status PosixFile::unlock() {
@@ -150,7 +179,7 @@ Result<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, Ope
   }
   int fd = ::open(path.c_str(), flags, 0666);
   if (fd < 0) {
-    if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file");
+    if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file", ENOENT);
     return Status::from_errno(errno, "open " + path);
   }
   UniqueFd owned(fd);

@@ -21,6 +21,7 @@ class PosixFile : public File {
   Result<uint64_t> size() override;
   Status try_lock(LockMode mode) override;
   Status unlock() override;
+  std::optional<int> lock_holder() override;
   Result<std::optional<std::string>> get_xattr(const std::string& name) override;
   Result<bool> set_xattr(const std::string& name, const std::string& value) override;
   Status remove_xattr(const std::string& name) override;

@@ -26,7 +26,8 @@ enum class Code {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message, int sys_errno = 0)
+      : code_(code), message_(std::move(message)), sys_errno_(sys_errno) {}
 
   static Status ok() { return {}; }
   // An error from errno, with the operation and path that met it.
@@ -36,10 +37,17 @@ class [[nodiscard]] Status {
   explicit operator bool() const { return is_ok(); }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The errno the system gave for this error, or 0 where it gave none.
+  // HDF5's drivers report it, and h5py picks the exception by it
+  // (FileNotFoundError, BlockingIOError, ...).
+  int sys_errno() const { return sys_errno_; }
+  // The same error, its message after `context`.
+  Status prefixed(const std::string& context) const { return Status(code_, context + message_, sys_errno_); }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  int sys_errno_ = 0;
 };
 
 // A value or the Status explaining why there is none.

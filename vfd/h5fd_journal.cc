@@ -64,6 +64,16 @@ herr_t push_error(const char* func, hid_t minor, const std::string& message) {
   return -1;
 }
 
+// An error with the errno the system gave, written as sec2 writes it
+// ("errno = 2, error message = '...'"): h5py raises FileNotFoundError,
+// BlockingIOError and the like by it.
+herr_t push_error(const char* func, hid_t minor, const Status& s, const std::string& context = "") {
+  std::string message = context + s.message();
+  if (s.sys_errno() != 0)
+    message += ", errno = " + std::to_string(s.sys_errno()) + ", error message = '" + std::strerror(s.sys_errno()) + "'";
+  return push_error(func, minor, message);
+}
+
 // Runs a callback body; an exception (std::bad_alloc from a growing map, say)
 // must not unwind through HDF5's C frames, so it becomes an HDF5 error.
 template <typename R, typename F>
@@ -177,7 +187,7 @@ Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
   if (!use) return Status::ok();
   Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
   if (!s && ignore_disabled && s.code() != Code::kBusy) return Status::ok();  // a file system without locks
-  if (!s) return Status(s.code(), "unable to lock the file: " + s.message());
+  if (!s) return s.prefixed("unable to lock the file: ");
   return Status::ok();
 }
 
@@ -187,21 +197,21 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
     if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
     auto config = config_from_fapl(fapl);
-    if (!config) return push_error(fn, H5E_BADVALUE, config.status().message()), nullptr;
+    if (!config) return push_error(fn, H5E_BADVALUE, config.status()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
     auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
-    if (!ranks) return push_error(fn, H5E_CANTOPENFILE, ranks.status().message()), nullptr;
+    if (!ranks) return push_error(fn, H5E_CANTOPENFILE, ranks.status()), nullptr;
     auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), ranks->get());
-    if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status().message()), nullptr;
+    if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
     // A passive handle (another owns the journal: HDF5's tentative second
     // open of a file it has open, or a reader beside a writer) takes no
     // lock; its reads are refused unless the file is this process's own.
     if (!*ranks && !(*file)->report().passive) {
       if (Status s = lock_like_hdf5((*file)->base(), fapl, flags & H5F_ACC_RDWR); !s)
-        return push_error(fn, H5E_CANTLOCKFILE, s.message()), nullptr;
+        return push_error(fn, H5E_CANTLOCKFILE, s), nullptr;
     }
     auto id = fs.id(name);
-    if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status().message()), nullptr;
+    if (!id) return push_error(fn, H5E_CANTOPENFILE, id.status()), nullptr;
     auto* f = new JournalDriverFile{};
     f->file = std::move(*file);
     f->config = config->values;
@@ -216,7 +226,7 @@ herr_t journal_close(H5FD_t* file) {
   return guarded("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
     std::unique_ptr<JournalDriverFile> f(self(file));
     Status s = f->ranks ? f->ranks->commit(*f->file, /*closing=*/true) : f->file->close();
-    if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s.message());
+    if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s);
     return 0;
   });
 }
@@ -316,7 +326,7 @@ herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t s
     // Raw data another rank wrote since the last commit is in its data log.
     Status s = type == H5FD_MEM_DRAW ? self(file)->file->refresh_peers() : Status::ok();
     if (s) s = read_one(*self(file), type, addr, size, static_cast<std::byte*>(buf));
-    if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s.message());
+    if (!s) return push_error("H5FD_journal_read", H5E_READERROR, s);
     return 0;
   });
 }
@@ -332,7 +342,7 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
                : type == H5FD_MEM_DRAW ? f.write_raw(addr, bytes, uint32_t(type))
                                        : f.write(addr, bytes, uint32_t(type));
     s = end_of_raw_write(*self(file), type == H5FD_MEM_DRAW, s);
-    if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s.message());
+    if (!s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s);
     return 0;
   });
 }
@@ -365,7 +375,7 @@ herr_t journal_read_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types
     for_each_element(count, types, sizes, [&](uint32_t i, H5FD_mem_t type, size_t size) {
       if (s) s = read_one(*self(file), type, addrs[i], size, static_cast<std::byte*>(bufs[i]));
     });
-    if (!s) return push_error("H5FD_journal_read_vector", H5E_READERROR, s.message());
+    if (!s) return push_error("H5FD_journal_read_vector", H5E_READERROR, s);
     return 0;
   });
 }
@@ -394,7 +404,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
     });
     flush_raw();
     s = end_of_raw_write(*self(file), all_raw, s);
-    if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s.message());
+    if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s);
     return 0;
   });
 }
@@ -405,7 +415,7 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
     if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
     f->commit_pending = false;
     Status s = commit(*f);
-    if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, "commit failed: " + s.message());
+    if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, s, "commit failed: ");
     return 0;
   });
 }
@@ -414,7 +424,7 @@ herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
   return guarded("H5FD_journal_truncate", herr_t(-1), [&]() -> herr_t {
     JournalDriverFile* f = self(file);
     Status s = f->file->set_size(f->eoa);
-    if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s.message());
+    if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s);
     if (!closing) f->commit_pending = true;
     return 0;
   });
@@ -434,12 +444,12 @@ Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal
 herr_t journal_delete(const char* name, hid_t fapl) {
   return guarded("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
     auto config = config_from_fapl(fapl);
-    if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status().message());
+    if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status());
     auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
-    if (!ranks) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, ranks.status().message());
+    if (!ranks) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, ranks.status());
     Status s = *ranks && (*ranks)->rank() != 0 ? Status::ok() : remove_file_and_logs(filesystem_for(fapl), name, config->values);
     if (*ranks) s = (*ranks)->agree(s);
-    if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s.message());
+    if (!s) return push_error("H5FD_journal_delete", H5E_CANTDELETEFILE, s);
     return 0;
   });
 }
@@ -546,7 +556,7 @@ herr_t H5Pget_fapl_journal_defaults(H5FD_journal_fapl_t* config) {
 herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t* config) {
   H5FD_journal_fapl_t c = config != nullptr ? *config : h5j::default_config();
   if (h5j::Status s = h5j::validate_config(c); !s)
-    return h5j::push_error("H5Pset_fapl_journal", H5E_BADVALUE, s.message());
+    return h5j::push_error("H5Pset_fapl_journal", H5E_BADVALUE, s);
   hid_t id = H5FD_journal_init();
   if (id < 0) return h5j::push_error("H5Pset_fapl_journal", H5E_CANTREGISTER, "unable to register the driver");
   return H5Pset_driver(fapl_id, id, &c);
@@ -557,7 +567,7 @@ herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
   if (H5Pget_driver(fapl_id) != H5FD_journal_init())
     return h5j::push_error("H5Pget_fapl_journal", H5E_BADTYPE, "the file access property list does not use the journal driver");
   auto c = h5j::config_from_fapl(fapl_id);
-  if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status().message());
+  if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status());
   *config = c->values;
   return 0;
 }
