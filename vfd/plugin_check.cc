@@ -39,9 +39,13 @@ bool describe_hdf5_at(const void* code, LoadingHdf5& out) {
   if (dladdr(code, &info) == 0 || info.dli_fname == nullptr) return false;
   void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   if (lib == nullptr) return false;
-  using Version = herr_t (*)(unsigned*, unsigned*, unsigned*);
-  auto version = reinterpret_cast<Version>(dlsym(lib, "H5get_libversion"));
-  bool known = version != nullptr && version(&out.major, &out.minor, &out.release) >= 0;
+  // Its version string ("HDF5 library version: 2.2.0"), not
+  // H5get_libversion: an API call clears HDF5's error stack, and HDF5 asks
+  // every plugin for its info while it searches for a VOL connector after
+  // a failed open, whose errors the user must still see.
+  auto version = static_cast<const char*>(dlsym(lib, "H5_lib_vers_info_g"));
+  bool known = version != nullptr &&
+               std::sscanf(version, "HDF5 library version: %u.%u.%u", &out.major, &out.minor, &out.release) == 3;
   out.parallel = dlsym(lib, "H5Pset_fapl_mpio") != nullptr;
   out.path = info.dli_fname;
   dlclose(lib);
