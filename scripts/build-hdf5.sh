@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds HDF5 1.14.x (parallel, MPICH, zlib, shared, with tools) from Debian
-# trixie's own source package and installs it into a cache prefix outside the
-# checkout, which later builds reuse.  Debian 12 ships only HDF5 1.10.8.
+# Builds HDF5 1.14.x (zlib, shared, with tools; parallel with MPICH, or
+# serial) from Debian trixie's own source package and installs it into a
+# cache prefix outside the checkout, which later builds reuse.  Debian 12
+# ships only HDF5 1.10.8.
+#
+#   build-hdf5.sh [parallel|serial]     (default: parallel)
 #
 # /etc/apt is never touched: apt runs with a private sources list and its own
 # state and cache directories under the cache prefix.
@@ -12,6 +15,12 @@ set -euo pipefail
 CACHE_DIR="${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"
 PREFERRED_VERSION="1.14.5+repack-3"
 JOBS="${JOBS:-$(nproc)}"
+FLAVOUR="${1:-parallel}"
+case "$FLAVOUR" in
+  parallel) CC_FOR_HDF5=mpicc PARALLEL=ON ;;
+  serial) CC_FOR_HDF5=cc PARALLEL=OFF ;;
+  *) echo "usage: $0 [parallel|serial]" >&2; exit 2 ;;
+esac
 
 log() { echo "[build-hdf5] $*" >&2; }
 
@@ -29,7 +38,7 @@ APT_OPTS=(
 )
 
 # An already-built prefix for any 1.14.x wins: no network needed.
-existing=$(ls -d "$CACHE_DIR"/hdf5-1.14.*/install 2>/dev/null | sort -V | tail -1 || true)
+existing=$(ls -d "$CACHE_DIR"/hdf5-1.14.*-"$FLAVOUR"/install 2>/dev/null | sort -V | tail -1 || true)
 if [[ -n "$existing" && -f "$existing/.complete" ]]; then
   log "reusing $existing"
   echo "$existing"
@@ -47,7 +56,7 @@ if ! apt-cache "${APT_OPTS[@]}" showsrc "hdf5=$version" 2>/dev/null | grep -q "^
 fi
 
 upstream="${version%%+*}"
-work="$CACHE_DIR/hdf5-$upstream"
+work="$CACHE_DIR/hdf5-$upstream-$FLAVOUR"
 prefix="$work/install"
 rm -rf "$work/src" "$work/build" "$prefix"
 mkdir -p "$work/src"
@@ -56,15 +65,15 @@ log "downloading hdf5=$version"
 dsc=$(ls "$work/src"/hdf5_*.dsc)
 (cd "$work/src" && dpkg-source --no-check -x "$dsc" tree >&2)
 
-log "configuring (parallel with MPICH, zlib, shared, tools; no tests, no other languages)"
-CC=mpicc cmake -S "$work/src/tree" -B "$work/build" \
+log "configuring ($FLAVOUR, zlib, shared, tools; no tests, no other languages)"
+CC=$CC_FOR_HDF5 cmake -S "$work/src/tree" -B "$work/build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DBUILD_SHARED_LIBS=ON -DBUILD_STATIC_LIBS=OFF \
   -DBUILD_TESTING=OFF -DHDF5_BUILD_EXAMPLES=OFF \
   -DHDF5_BUILD_TOOLS=ON -DHDF5_BUILD_UTILS=OFF -DHDF5_BUILD_HL_LIB=OFF \
   -DHDF5_BUILD_FORTRAN=OFF -DHDF5_BUILD_CPP_LIB=OFF -DHDF5_BUILD_JAVA=OFF \
-  -DHDF5_ENABLE_PARALLEL=ON -DHDF5_ENABLE_Z_LIB_SUPPORT=ON \
+  -DHDF5_ENABLE_PARALLEL=$PARALLEL -DHDF5_ENABLE_Z_LIB_SUPPORT=ON \
   -DHDF5_ENABLE_SZIP_SUPPORT=OFF -DHDF5_ENABLE_THREADSAFE=OFF \
   -DHDF5_ENABLE_ALL_WARNINGS=OFF >&2
 log "building with $JOBS jobs"

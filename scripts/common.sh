@@ -27,14 +27,17 @@ install_packages() {
   fi
 }
 
+# HDF5: the one HDF5_ROOT names, or 1.14 built once from Debian's source,
+# H5JOURNAL_HDF5_FLAVOUR (parallel, the default, or serial).
 build_hdf5() {
-  if [[ -n "${HDF5_ROOT:-}" && -f "$HDF5_ROOT/cmake/hdf5-config.cmake" ]]; then
+  if [[ -n "${HDF5_ROOT:-}" ]]; then
     HDF5_PREFIX=$HDF5_ROOT
   else
-    say "HDF5 1.14 (built once from Debian's source package, then cached)"
-    HDF5_PREFIX=$("$ROOT_DIR/scripts/build-hdf5.sh" | tail -1)
+    local flavour=${H5JOURNAL_HDF5_FLAVOUR:-parallel}
+    say "HDF5 1.14, $flavour (built once from Debian's source package, then cached)"
+    HDF5_PREFIX=$("$ROOT_DIR/scripts/build-hdf5.sh" "$flavour" | tail -1)
   fi
-  export PATH="$HDF5_PREFIX/bin:$PATH"
+  if [[ -d "$HDF5_PREFIX/bin" ]]; then export PATH="$HDF5_PREFIX/bin:$PATH"; fi
 }
 
 build_project() {
