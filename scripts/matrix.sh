@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Stage 5 of scripts/test.sh: h5journal against each HDF5 its users may have,
+# one cell per HDF5, each built in a build directory of its own and running
+# a subset of the suite (MATRIX_TESTS below):
+#   1.14-parallel  HDF5 1.14.5 parallel (MPICH): stage 1 runs the whole
+#                  suite there, so this script does not repeat it;
+#   1.14-serial    HDF5 1.14.5 serial, built from the same Debian source;
+#   2.x-serial     Debian's libhdf5-dev 2.x, in a Debian testing chroot
+#                  (scripts/hdf5-2x-chroot.sh), plus h5py's own test suite
+#                  through the driver and the h5py crash test;
+#   2.x-mpich      Debian's libhdf5-mpich-dev 2.x in the same chroot.
+# After the cells, a plugin built for one HDF5 must refuse to load into
+# another (another major.minor, or serial against parallel).
+#
+#   matrix.sh                 every cell but 1.14-parallel, then the plugin check
+#   matrix.sh CELL...         those cells only
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+# unit, crash, same_dump, h5recover, config_errors; the MPI tests where the
+# HDF5 is parallel; the h5py tests where an h5py on that HDF5 is installed.
+MATRIX_TESTS='^(unit|crash_v0|crash_v3|crash_v0_rawlog|same_dump_v0|same_dump_v3|h5recover|config_errors|no_mpi_in_serial_programs|h5py_.*|mpi_.*)$'
+DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
+
+# Builds in $1 against the HDF5 at $2 (a prefix, or Debian's flavour
+# directory) and runs the subset.  Runs on this machine or in the chroot.
+build_and_test() {
+  local build=$1 hdf5=$2
+  cmake -S "$ROOT_DIR" -B "$build" -DHDF5_ROOT="$hdf5" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; return 1; }
+  grep -E "^-- (HDF5|h5py)" "$build.configure.log"
+  cmake --build "$build" -j "$JOBS" > "$build.build.log" 2>&1 || { tail -50 "$build.build.log"; return 1; }
+  (cd "$build" && ctest --output-on-failure -R "$MATRIX_TESTS")
+}
+
+cell_1_14_serial() {
+  H5JOURNAL_HDF5_FLAVOUR=serial build_hdf5
+  build_and_test "$ROOT_DIR/build-1.14-serial" "$HDF5_PREFIX"
+}
+
+# In the chroot the checkout is /src.
+cell_2x() {  # serial | mpich
+  "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" run "$ROOT_DIR" bash /src/scripts/matrix.sh --in-chroot "$1"
+}
+
+# A plugin built for one HDF5, loaded by another's tools, refuses with a
+# message naming both, and nothing crashes.
+expect_refusal() {  # what, plugin dir, h5ls, file, text the message must contain
+  local out status=0
+  out=$(HDF5_PLUGIN_PATH="$2" HDF5_DRIVER=journal "$3" "$4" 2>&1) || status=$?
+  if ((status == 0 || status > 128)); then
+    echo "FAIL: $1: h5ls exited $status"; echo "$out"; return 1
+  fi
+  grep -qF -- "$5" <<< "$out" || { echo "FAIL: $1: no message naming both HDF5s"; echo "$out"; return 1; }
+  echo "ok: $1 refused: $(grep -F 'refuses to load' <<< "$out" | head -1 | cut -c1-160)..."
+}
+
+plugin_check_1_14() {
+  H5JOURNAL_HDF5_FLAVOUR=serial build_hdf5
+  expect_refusal "the 1.14 parallel plugin in a 1.14 serial h5ls" "$BUILD_DIR/plugin" "$HDF5_PREFIX/bin/h5ls" \
+    missing.h5 "built for HDF5 1.14.5 (parallel), but HDF5 1.14.5 (serial)"
+}
+
+# In the chroot: the 2.x MPICH plugin in Debian's serial h5ls, and the 2.x
+# serial plugin in the 1.14 serial h5ls (copied from this machine's cache
+# into the checkout, which the chroot sees; glibc is newer there).
+plugin_check_2x() {
+  H5JOURNAL_HDF5_FLAVOUR=serial build_hdf5
+  rm -rf "$ROOT_DIR/build-hdf5-1.14-serial" && cp -a "$HDF5_PREFIX" "$ROOT_DIR/build-hdf5-1.14-serial"
+  "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" run "$ROOT_DIR" bash /src/scripts/matrix.sh --in-chroot plugin-check
+}
+
+in_chroot() {
+  case "$1" in
+    serial | mpich) build_and_test "/src/build-2.x-$1" "$DEBIAN_HDF5/$1" ;;
+    plugin-check)
+      local version
+      version=$(dpkg-query -W -f='${Version}' libhdf5-dev | sed 's/+.*//')
+      expect_refusal "the $version MPICH plugin in Debian's serial h5ls" /src/build-2.x-mpich/plugin /usr/bin/h5ls \
+        missing.h5 "built for HDF5 $version (parallel), but HDF5 $version (serial)"
+      expect_refusal "the $version serial plugin in a 1.14 serial h5ls" /src/build-2.x-serial/plugin \
+        /src/build-hdf5-1.14-serial/bin/h5ls missing.h5 "built for HDF5 $version (serial), but HDF5 1.14.5 (serial)"
+      ;;
+  esac
+}
+
+if [[ "${1:-}" == --in-chroot ]]; then
+  in_chroot "$2"
+  exit
+fi
+cells=("$@")
+((${#cells[@]})) || cells=(1.14-serial 2.x-serial 2.x-mpich plugin-check)
+for cell in "${cells[@]}"; do
+  start=$SECONDS
+  say "matrix: $cell"
+  case "$cell" in
+    1.14-serial) cell_1_14_serial ;;
+    2.x-serial) cell_2x serial ;;
+    2.x-mpich) cell_2x mpich ;;
+    plugin-check) plugin_check_1_14 && plugin_check_2x ;;
+    *) echo "unknown cell $cell (1.14-serial, 2.x-serial, 2.x-mpich, plugin-check)"; exit 2 ;;
+  esac
+  say "matrix: $cell passed in $((SECONDS - start)) s"
+done
