@@ -5,7 +5,7 @@
 # intact.  The same run through plain HDF5 (sec2) is shown for contrast.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-: "${HDF5_PREFIX:=$(ls -d "${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"/hdf5-1.14.*/install | tail -1)}"
+: "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 export PATH="$HDF5_PREFIX/bin:$PATH"
 sim=$BUILD_DIR/examples/timestep_sim
 work=$(mktemp -d /tmp/h5journal-demo.XXXXXX)

@@ -8,7 +8,7 @@
 set -euo pipefail
 SECONDS_PER_TARGET=${1:-60}
 source "$(dirname "$0")/common.sh"
-: "${HDF5_PREFIX:=$(ls -d "${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"/hdf5-1.14.*/install | tail -1)}"
+: "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 FUZZ_DIR=$ROOT_DIR/build-fuzz
 say "building the fuzz targets with clang in $FUZZ_DIR"
 CC=clang-14 CXX=clang++-14 cmake -S "$ROOT_DIR" -B "$FUZZ_DIR" -DHDF5_ROOT="$HDF5_PREFIX" \

@@ -29,7 +29,7 @@ for arg in "$@"; do
   esac
 done
 
-: "${HDF5_PREFIX:=$(ls -d "${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"/hdf5-1.14.*/install | tail -1)}"
+: "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 work=$(dirname "$HDF5_PREFIX")
 src=$work/conformance-src
 build=$work/conformance-build

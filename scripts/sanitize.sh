@@ -9,7 +9,7 @@
 # asynchronous without them).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-: "${HDF5_PREFIX:=$(ls -d "${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"/hdf5-1.14.*/install | tail -1)}"
+: "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 ASAN_DIR=$ROOT_DIR/build-asan
 say "building with ASan + UBSan in $ASAN_DIR"
 cmake -S "$ROOT_DIR" -B "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Command 2 of the README: set up as command 1 does (without the demo), then
-# run every test, in four stages:
+# run every test, in five stages:
 #   1. the test suite (unit, crash, crash-state explorer, fault sweep,
 #      the benchmark harness's --quick smoke run, ...);
 #   2. the same suite under AddressSanitizer + UBSan (scripts/sanitize.sh);
 #   3. each fuzz target for FUZZ_SECONDS (default 60; scripts/fuzz.sh);
 #   4. HDF5's own test programs through the driver: serial beside sec2,
 #      parallel (testphdf5, t_pflush1/2 at 2 and 4 ranks) beside mpio
-#      (scripts/hdf5-conformance.sh; docs/conformance.md).
+#      (scripts/hdf5-conformance.sh; docs/conformance.md);
+#   5. the HDF5 matrix: a subset of the suite against HDF5 1.14 serial and
+#      Debian's HDF5 2.x serial and MPICH, h5py's own suite through the
+#      driver, and the plugin's refusal of another HDF5 (scripts/matrix.sh;
+#      docs/building.md).
 # .ci/run runs this.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -20,4 +24,6 @@ say "stage 3: fuzzing"
 "$ROOT_DIR/scripts/fuzz.sh" "${FUZZ_SECONDS:-60}"
 say "stage 4: HDF5's test suite through the driver"
 "$ROOT_DIR/scripts/hdf5-conformance.sh" --no-docs
+say "stage 5: the HDF5 matrix"
+"$ROOT_DIR/scripts/matrix.sh"
 say "all stages passed"

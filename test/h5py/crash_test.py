@@ -2,8 +2,9 @@
 """h5py writing through the driver, SIGKILLed: every flushed step survives.
 
 A writer (this script with --write) appends a step at a time to a
-resizable dataset, sets an attribute, calls flush() and then reports the
-step on stdout.  It is SIGKILLed at a random moment.  The file must then
+resizable dataset, sets attributes, calls flush() and then reports the
+step on stdout; a checkpoint every eight steps or so puts committed steps
+into the file itself.  It is SIGKILLed at a random moment.  The file must then
 hold every reported step, and at most the one being committed beyond it:
   1. read through the driver, read-only (recovery in memory);
   2. after `h5recover FILE`, read by plain h5py with no driver at all.
@@ -71,7 +72,9 @@ def main():
         return write(args.write)
     os.makedirs(args.work, exist_ok=True)
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HDF5_")}
-    through = dict(plain, HDF5_PLUGIN_PATH=args.plugin_dir, HDF5_DRIVER="journal")
+    # Small checkpoints: the file itself holds committed steps, not only the journal.
+    through = dict(plain, HDF5_PLUGIN_PATH=args.plugin_dir, HDF5_DRIVER="journal",
+                   HDF5_DRIVER_CONFIG="checkpoint_bytes=256K")
     rng = random.Random(int(os.environ.get("SEED", time.time())))
     damaged = 0
     for kill in range(args.kills):

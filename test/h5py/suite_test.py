@@ -25,6 +25,15 @@ NEEDS_SWMR_READING = (
 )
 
 
+# h5py's mode 'a' first opens read-write and, for a driver not on its list
+# (sec2, family, ...: h5py/_hl/files.py, make_fid), retries any OSError
+# as an exclusive create.  A read-only file's PermissionError then becomes
+# the create's FileExistsError, through any plugin driver.
+H5PY_KNOWS_ONLY_ITS_DRIVERS = (
+    "test_file.TestFileOpen::test_append_permissions",
+)
+
+
 def run_suite(work, name, env):
     xml = os.path.join(work, f"h5py-{name}.xml")
     tmp = os.path.join(work, f"tmp-{name}")
@@ -64,19 +73,24 @@ def main():
     if len(passed) < 500:
         sys.exit(f"FAIL: only {len(passed)} tests passed without the driver; the suite did not really run")
     lost = [t for t in passed if journal.get(t) != "passed"]
-    excused = [t for t in lost if t.startswith(NEEDS_SWMR_READING)]
+    swmr = [t for t in lost if t.startswith(NEEDS_SWMR_READING)]
+    h5py_list = [t for t in lost if t in H5PY_KNOWS_ONLY_ITS_DRIVERS]
+    excused = swmr + h5py_list
     unexcused = [t for t in lost if t not in excused]
     print(f"{len(passed)} pass without the driver; with it, {len(passed) - len(lost)} pass, "
-          f"{len(excused)} need SWMR reading, {len(unexcused)} fail otherwise")
-    for t in excused:
+          f"{len(swmr)} need SWMR reading, {len(h5py_list)} meet h5py's list of drivers, "
+          f"{len(unexcused)} fail otherwise")
+    for t in swmr:
         print(f"  needs SWMR reading: {t}")
+    for t in h5py_list:
+        print(f"  h5py's mode 'a' knows only its own drivers: {t}")
     for t in unexcused:
         print(f"  FAIL through the driver: {t}")
     if unexcused:
         sys.exit(1)
-    stale = [p for p in NEEDS_SWMR_READING if not any(t.startswith(p) for t in excused)]
+    stale = [p for p in NEEDS_SWMR_READING + H5PY_KNOWS_ONLY_ITS_DRIVERS if not any(t.startswith(p) for t in excused)]
     for p in stale:
-        print(f"  note: nothing excused as needing SWMR reading matched {p}")
+        print(f"  note: no test excused as {p} failed")
 
 
 if __name__ == "__main__":
