@@ -4,7 +4,9 @@
 # one it never initialises MPI (open_by_name checks MPI_Initialized).
 set -euo pipefail
 program=$1 plugin_dir=$2 work=$3 parallel=$4
-mkdir -p "$work" && cd "$work" && rm -f ./*.h5 ./*.jnl
+mkdir -p "$work"
+cd "$work"
+rm -f ./*.h5 ./*.jnl
 if [[ "$parallel" != ON ]]; then
   if ldd "$plugin_dir/libh5journal.so" | grep -i "libmpi"; then
     echo "FAIL: the plugin of a serial build links an MPI library"; exit 1

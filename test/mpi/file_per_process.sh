@@ -5,7 +5,9 @@
 # name different files are refused with an error that says so.
 set -euo pipefail
 program=$1 h5dump=$2 work=$3 ranks=$4 plugin_dir=$5
-mkdir -p "$work" && cd "$work" && rm -f ./*.h5 ./*.jnl* ./*.txt
+mkdir -p "$work"
+cd "$work"
+rm -f ./*.h5 ./*.jnl* ./*.txt
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 mpiexec -n "$ranks" "$program" own
 for ((r = 0; r < ranks; r++)); do
