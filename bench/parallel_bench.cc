@@ -212,7 +212,7 @@ json commit_cost(const Driver& d, const std::string& path, int steps, int kib) {
   return r;
 }
 
-// The commit protocol's collectives alone (vfd/mpi_session.cc), no I/O, for
+// The commit protocol's collectives alone (vfd/mpi/mpi_session.cc), no I/O, for
 // a commit without a checkpoint: agree (MPI_Allgather of two ints), the
 // lengths and data log sizes (MPI_Gather of two u64), `records` 56-byte
 // DATA records from each follower (MPI_Gatherv), agree, agree.

@@ -450,7 +450,7 @@ def report_parallel(rep, title, results):
 
 def protocol_model(ranks, records, rank0_bytes):
     """One commit of the MPI protocol (no checkpoint), counted from
-    vfd/mpi_session.cc: three agreements (MPI_Allgather of two 4-byte ints,
+    vfd/mpi/mpi_session.cc: three agreements (MPI_Allgather of two 4-byte ints,
     a status and rank 0's decision), the record lengths and data log sizes
     (MPI_Gather, 16 bytes a rank), and each follower's `records` DATA records
     (MPI_Gatherv, 56 bytes each).  Messages into rank 0 follow MPICH's

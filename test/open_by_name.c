@@ -1,8 +1,9 @@
 /* A serial program that opens a file with H5P_DEFAULT, so that the driver is
  * whatever HDF5_DRIVER names (test/no_mpi_test.sh).  It writes, commits with
  * H5Fflush (the journal must exist then: the journal driver was used),
- * closes, and, against a parallel HDF5, checks that nothing initialised MPI:
- * the driver leaves MPI to the application. */
+ * closes, reads the file back as a tool would, and, against a parallel
+ * HDF5, checks that nothing initialised MPI: the driver leaves MPI to the
+ * application. */
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,14 @@ int main(int argc, char **argv) {
     H5Dclose(d);
     H5Sclose(space);
     if (H5Fclose(f) < 0) return fail("H5Fclose");
+    /* And read back, as a tool such as h5ls or h5dump would. */
+    f = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
+    d = f < 0 ? -1 : H5Dopen2(f, "values", H5P_DEFAULT);
+    int back[1000];
+    if (d < 0 || H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) < 0) return fail("reading back");
+    if (memcmp(v, back, sizeof v) != 0) return fail("the values read back differ");
+    H5Dclose(d);
+    if (H5Fclose(f) < 0) return fail("H5Fclose after reading");
 #ifdef H5_HAVE_PARALLEL
     int initialised = 0;
     MPI_Initialized(&initialised);

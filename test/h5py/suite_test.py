@@ -34,13 +34,22 @@ H5PY_KNOWS_ONLY_ITS_DRIVERS = (
 )
 
 
-def run_suite(work, name, env):
+# h5py's test_h5pl.py runs each test in a subprocess with its own
+# HDF5_PLUGIN_PATH, but the environment keeps HDF5_DRIVER=journal, which
+# HDF5 then cannot find there (with HDF5 1.14, `import h5py` itself fails).
+# A harness artefact: left out of the driver's run.
+HARNESS_ARTEFACT = "test_h5pl"
+
+
+def run_suite(work, name, env, leave_out=None):
     xml = os.path.join(work, f"h5py-{name}.xml")
     tmp = os.path.join(work, f"tmp-{name}")
     os.makedirs(tmp, exist_ok=True)
     os.chmod(tmp, 0o777)
     command = [sys.executable, "-m", "pytest", "--pyargs", "h5py", "-q", "-p", "no:cacheprovider",
                f"--junitxml={xml}"]
+    if leave_out:
+        command += ["-k", f"not {leave_out}"]
     if os.geteuid() == 0:
         command = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] + command
     env = dict(env, TMPDIR=tmp, HOME=tmp)
@@ -68,8 +77,9 @@ def main():
     os.chmod(work, 0o777)
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith("HDF5_")}
     plain = run_suite(work, "sec2", plain_env)
-    journal = run_suite(work, "journal", dict(plain_env, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal"))
-    passed = [t for t, o in plain.items() if o == "passed"]
+    journal = run_suite(work, "journal", dict(plain_env, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal"),
+                        leave_out=HARNESS_ARTEFACT)
+    passed = [t for t, o in plain.items() if o == "passed" and not t.startswith(HARNESS_ARTEFACT)]
     if len(passed) < 500:
         sys.exit(f"FAIL: only {len(passed)} tests passed without the driver; the suite did not really run")
     lost = [t for t in passed if journal.get(t) != "passed"]
