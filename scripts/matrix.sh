@@ -19,7 +19,7 @@ source "$(dirname "$0")/common.sh"
 
 # unit, crash, same_dump, h5recover, config_errors; the MPI tests where the
 # HDF5 is parallel; the h5py tests where an h5py on that HDF5 is installed.
-MATRIX_TESTS='^(unit|crash_v0|crash_v3|crash_v0_rawlog|same_dump_v0|same_dump_v3|h5recover|config_errors|no_mpi_in_serial_programs|h5py_.*|mpi_.*)$'
+MATRIX_TESTS='^(unit|crash_v0|crash_v3|same_dump_v0|same_dump_v3|h5recover|config_errors|no_mpi_in_serial_programs|second_open|h5py_.*|mpi_.*)$'
 DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
 
 # Builds in $1 against the HDF5 at $2 (a prefix, or Debian's flavour
@@ -52,7 +52,8 @@ expect_refusal() {  # what, plugin dir, h5ls, file, text the message must contai
     echo "FAIL: $1: h5ls exited $status"; echo "$out"; return 1
   fi
   grep -qF -- "$5" <<< "$out" || { echo "FAIL: $1: no message naming both HDF5s"; echo "$out"; return 1; }
-  echo "ok: $1 refused: $(grep -F 'refuses to load' <<< "$out" | head -1 | cut -c1-160)..."
+  grep -qF -- "(not opening $4)" <<< "$out" || { echo "FAIL: $1: the open was not refused by the plugin"; echo "$out"; return 1; }
+  echo "ok: $1 refused: $(grep -F 'refuses to open' <<< "$out" | head -1 | cut -c1-160)..."
 }
 
 plugin_check_1_14() {
