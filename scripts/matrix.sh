@@ -22,11 +22,12 @@ source "$(dirname "$0")/common.sh"
 MATRIX_TESTS='^(unit|crash_v0|crash_v3|same_dump_v0|same_dump_v3|h5recover|config_errors|no_mpi_in_serial_programs|second_open|h5py_.*|mpi_.*)$'
 DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
 
-# Builds in $1 against the HDF5 at $2 (a prefix, or Debian's flavour
-# directory) and runs the subset.  Runs on this machine or in the chroot.
+# Builds in $1 with the CMake options that follow, which say where HDF5 is,
+# and runs the subset.  Runs on this machine or in the chroot.
 build_and_test() {
-  local build=$1 hdf5=$2
-  cmake -S "$ROOT_DIR" -B "$build" -DHDF5_ROOT="$hdf5" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 ||
+  local build=$1
+  shift
+  cmake -S "$ROOT_DIR" -B "$build" "$@" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; return 1; }
   grep -E "^-- (HDF5|h5py)" "$build.configure.log"
   cmake --build "$build" -j "$JOBS" > "$build.build.log" 2>&1 || { tail -50 "$build.build.log"; return 1; }
@@ -35,7 +36,7 @@ build_and_test() {
 
 cell_1_14_serial() {
   H5JOURNAL_HDF5_FLAVOUR=serial build_hdf5
-  build_and_test "$ROOT_DIR/build-1.14-serial" "$HDF5_PREFIX"
+  build_and_test "$ROOT_DIR/build-1.14-serial" -DHDF5_ROOT="$HDF5_PREFIX"
 }
 
 # In the chroot the checkout is /src.
@@ -73,7 +74,10 @@ plugin_check_2x() {
 
 in_chroot() {
   case "$1" in
-    serial | mpich) build_and_test "/src/build-2.x-$1" "$DEBIAN_HDF5/$1" ;;
+    # Debian's two ways: its flavour directory (HDF5's CMake package), and
+    # pkg-config.
+    serial) build_and_test /src/build-2.x-serial -DHDF5_ROOT="$DEBIAN_HDF5/serial" ;;
+    mpich) build_and_test /src/build-2.x-mpich -DH5JOURNAL_HDF5_PKG=hdf5-mpich ;;
     plugin-check)
       local version
       version=$(dpkg-query -W -f='${Version}' libhdf5-dev | sed 's/+.*//')
