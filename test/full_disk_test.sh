@@ -21,7 +21,7 @@ if [[ $rc == 124 ]]; then echo "FAIL: the writer hung on a full disk"; exit 1; f
 if [[ $rc == 0 ]]; then echo "FAIL: 400 steps of 128 KiB fit in 4 MiB?"; exit 1; fi
 if ! grep -q "No space left on device" "$logs/err.txt"; then echo "FAIL: the error does not name the full disk:"; tail -3 "$logs/err.txt"; exit 1; fi
 last=$(od -An -t d4 "$logs/acked.bin" | tr -s ' ' '\n' | grep -v '^$' | tail -1)
-echo "writer stopped with: $(grep -o 'H5FD_journal_[a-z]*(): .*' "$logs/err.txt" | head -1)"
+echo "writer stopped with: $(grep -o 'H5FD_journal_[a-z_]*(): .*' "$logs/err.txt" | head -1)"
 echo "last acknowledged step: $last"
 timeout 60 "$sim" verify full.h5 --elems 16384 --io "$io" --min-step "$last" --max-step $((last + 1)) || { echo "FAIL: read-only recovery"; exit 1; }
 if ! timeout 60 "$sim" verify full.h5 --elems 16384 --io "$io" --min-step "$last" --max-step $((last + 1)) \
