@@ -18,6 +18,10 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 prepare
+# The Debian testing chroot of stages 6 and 7 (cached after the first run)
+# downloads and unpacks while stages 1 to 5 compute.
+"$ROOT_DIR/scripts/hdf5-2x-chroot.sh" create > "$BUILD_DIR.chroot.log" 2>&1 &
+chroot_job=$!
 say "stage 1: the test suite"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j 1)
 say "stage 2: the test suite under sanitizers"
@@ -28,6 +32,8 @@ say "stage 4: HDF5's test suite through the driver"
 "$ROOT_DIR/scripts/hdf5-conformance.sh" --no-docs
 say "stage 5: HDF5 1.14 serial"
 "$ROOT_DIR/scripts/matrix.sh" 1.14-serial
+wait "$chroot_job" || { cat "$BUILD_DIR.chroot.log"; exit 1; }
+tail -1 "$BUILD_DIR.chroot.log"
 say "stage 6: HDF5 2.x serial (Debian's libhdf5-dev), and h5py"
 "$ROOT_DIR/scripts/matrix.sh" 2.x-serial
 say "stage 7: HDF5 2.x parallel (Debian's libhdf5-mpich-dev)"
