@@ -50,7 +50,9 @@ mount_into() {  # root checkout
     mountpoint -q "$root/$d" || mount --bind "/$d" "$root/$d"
   done
   mkdir -p "$root/src"
-  mountpoint -q "$root/src" || mount --bind "$src" "$root/src"
+  # Always this checkout: a run that was killed may have left another bound.
+  if mountpoint -q "$root/src"; then umount -l "$root/src"; fi
+  mount --bind "$src" "$root/src"
 }
 
 unmount_from() {
