@@ -22,8 +22,8 @@ namespace h5j {
 
 class MpiSession final : public RankGroup {
  public:
-  // A session over `comm` (a duplicate, which the session frees), or
-  // nullptr for a communicator of one rank.
+  // A session over `comm` and `info` (duplicates, which the session
+  // frees), or nullptr for a communicator of one rank.
   static std::unique_ptr<MpiSession> over(MPI_Comm comm, MPI_Info info, const H5FD_journal_fapl_t& config);
   ~MpiSession() override;
   MpiSession(const MpiSession&) = delete;
@@ -31,8 +31,6 @@ class MpiSession final : public RankGroup {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  MPI_Comm comm() const { return comm_; }
-  MPI_Info info() const { return info_; }
 
   Status agree(const Status& local) override { return agree(local, nullptr); }
   // As agree; every rank also gets rank 0's `rank0_value`.
