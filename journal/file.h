@@ -40,7 +40,11 @@ class File {
   // Asks the kernel to start writing [offset, offset + length) back now,
   // without waiting, so that a later sync_data has less left to do.  Advisory:
   // errors surface at that sync_data, not here.
+  // Callers start it only for writes of at least kEarlyWritebackMin bytes:
+  // HDF5 rewrites smaller ones (its sieve buffer), and a page under
+  // writeback makes the next write to it wait.
   virtual void start_writeback(uint64_t /*offset*/, uint64_t /*length*/) {}
+  static constexpr size_t kEarlyWritebackMin = 1 << 20;
   virtual Status truncate(uint64_t size) = 0;
   virtual Result<uint64_t> size() = 0;
   // Advisory whole-file lock that conflicts between open file descriptions,

@@ -126,6 +126,19 @@ DataPayload decode_data(std::span<const std::byte> in) {
   return d;
 }
 
+void encode_begin(const BeginPayload& b, std::span<std::byte, kBeginPayloadSize> out) { put_u64(out.data(), b.time_ns); }
+
+BeginPayload decode_begin(std::span<const std::byte, kBeginPayloadSize> in) { return {get_u64(in.data())}; }
+
+void encode_zero(const ZeroPayload& z, std::span<std::byte, kZeroPayloadSize> out) {
+  put_u64(out.data(), z.address);
+  put_u64(out.data() + 8, z.length);
+}
+
+ZeroPayload decode_zero(std::span<const std::byte, kZeroPayloadSize> in) {
+  return {get_u64(in.data()), get_u64(in.data() + 8)};
+}
+
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {
   put_u64(out.data(), c.logical_size);
   put_u64(out.data() + 8, c.record_count);
@@ -135,6 +148,32 @@ void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSi
 
 CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in) {
   return {get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u64(in.data() + 24)};
+}
+
+uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,
+                    std::span<const std::span<const std::byte>> payload_rest) {
+  uint32_t crc = crc32c(header.data() + 4, kRecordHeaderSize - 4);
+  crc = crc32c(payload_head.data(), payload_head.size(), crc);
+  for (auto piece : payload_rest) crc = crc32c(piece.data(), piece.size(), crc);
+  return mask_crc(crc);
+}
+
+std::string encode_binding(const Binding& b) {
+  std::string v(kBindingFixedSize, '\0');
+  auto* p = reinterpret_cast<std::byte*>(v.data());
+  std::memcpy(p, b.uuid.data(), 16);
+  put_u64(p + 16, b.generation);
+  return v + b.journal_path;
+}
+
+std::optional<Binding> decode_binding(std::string_view value) {
+  if (value.size() < kBindingFixedSize) return std::nullopt;
+  const auto* p = reinterpret_cast<const std::byte*>(value.data());
+  Binding b;
+  std::memcpy(b.uuid.data(), p, 16);
+  b.generation = get_u64(p + 16);
+  b.journal_path = std::string(value.substr(kBindingFixedSize));
+  return b;
 }
 
 uint64_t now_ns() {

@@ -77,12 +77,27 @@
 // from the data log alone.  No BEGIN or COMMIT; each record's transaction
 // number is the transaction that wrote it.  The DATA records in the journal
 // are its index.  (A version 2 data log holds WRITE records instead.)
+//
+// THE BINDING: the HDF5 file's extended attribute "user.h5journal", set
+// while the file has a journal (docs/journal-format.md section 5)
+//   off len  field
+//     0  16  journal UUID
+//    16   8  journal generation
+//    24   N  the journal's absolute path (UTF-8, no terminator)
+//
+// THE LOG-FORM GUARD: a file closed in log form holds these 8 bytes at
+// offset 0 instead of HDF5's signature ("\211HDF\r\n\032\n"), which its
+// journal keeps: HDF5 without the driver finds no signature and refuses
+// the file rather than misread it.
+//   \211 'H' '5' 'J' '\r' '\n' \032 '\n'
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "raw_pattern.h"
 #include "status.h"
@@ -98,11 +113,26 @@ inline constexpr uint64_t kFirstRecordOffset = 4096;
 inline constexpr uint32_t kBlockSize = 4096;
 inline constexpr size_t kMaxTargetName = 400;
 inline constexpr size_t kRecordHeaderSize = 32;
+inline constexpr size_t kBeginPayloadSize = 8;
 inline constexpr size_t kWritePayloadHeader = 24;
 inline constexpr size_t kCommitPayloadSize = 32;
 inline constexpr size_t kZeroPayloadSize = 16;
 inline constexpr size_t kDataPayloadSize = 56;
 inline constexpr size_t kDataPayloadSizeV2 = 32;
+inline constexpr size_t kBindingFixedSize = 24;
+inline constexpr char kBindingXattr[] = "user.h5journal";
+inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\032', '\n'};
+
+// The layout above, checked where it is written down.
+static_assert(kHeaderSlotOffset[1] >= kHeaderSlotSize, "header slots overlap");
+static_assert(kHeaderSlotOffset[1] + kHeaderSlotSize <= kFirstRecordOffset, "a header slot runs into the records");
+static_assert(86 + kMaxTargetName <= kHeaderSlotSize - 4, "the target name runs into the header CRC");
+static_assert(kFirstRecordOffset % kBlockSize == 0, "records start on a block");
+static_assert(kRecordHeaderSize % 8 == 0 && kBeginPayloadSize % 8 == 0 && kWritePayloadHeader % 8 == 0 &&
+                  kCommitPayloadSize % 8 == 0 && kZeroPayloadSize % 8 == 0 && kDataPayloadSize % 8 == 0,
+              "fixed payloads keep the 8-byte alignment the records rely on");
+static_assert(kDataPayloadSizeV2 < kDataPayloadSize, "a version 2 DATA payload is a prefix of version 3's");
+static_assert(sizeof kLogFormGuard == sizeof kMagic, "the guard replaces HDF5's 8-byte signature");
 // Data log offsets stay below this (a bound the reader checks).
 inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;
 // Bounds every length the reader trusts before it has checked a CRC.
@@ -166,6 +196,19 @@ void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> ou
 // `in` holds kDataPayloadSize bytes, or kDataPayloadSizeV2 for format version 2.
 DataPayload decode_data(std::span<const std::byte> in);
 
+struct BeginPayload {
+  uint64_t time_ns = 0;
+};
+void encode_begin(const BeginPayload& b, std::span<std::byte, kBeginPayloadSize> out);
+BeginPayload decode_begin(std::span<const std::byte, kBeginPayloadSize> in);
+
+struct ZeroPayload {
+  uint64_t address = 0;
+  uint64_t length = 0;
+};
+void encode_zero(const ZeroPayload& z, std::span<std::byte, kZeroPayloadSize> out);
+ZeroPayload decode_zero(std::span<const std::byte, kZeroPayloadSize> in);
+
 struct CommitPayload {
   uint64_t logical_size = 0;
   uint64_t record_count = 0;
@@ -174,6 +217,21 @@ struct CommitPayload {
 };
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out);
 CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in);
+
+// A record's masked CRC32C: of its header after the CRC field, then of its
+// payload, given as a head and the pieces that follow it.
+uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,
+                    std::span<const std::span<const std::byte>> payload_rest = {});
+
+// The binding attribute's value.
+struct Binding {
+  std::array<uint8_t, 16> uuid{};
+  uint64_t generation = 0;
+  std::string journal_path;
+};
+std::string encode_binding(const Binding& b);
+// nullopt for a value too short to be a binding.
+std::optional<Binding> decode_binding(std::string_view value);
 
 uint64_t now_ns();
 

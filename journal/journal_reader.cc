@@ -27,6 +27,10 @@ std::string JournalReader::end_detail() const {
   return std::string(stream_end_name(end_)) + " at offset " + std::to_string(offset_);
 }
 
+bool clean_end(StreamEnd e) {
+  return e == StreamEnd::kEndOfFile || e == StreamEnd::kZeroes || e == StreamEnd::kStale;
+}
+
 Result<std::optional<uint64_t>> JournalReader::resync(uint64_t from, bool begin_only) {
   // Candidates are screened on their header (salt, LSN, type) read in large
   // pieces; only those are validated in full.
@@ -129,7 +133,7 @@ Result<std::optional<Record>> JournalReader::next() {
   const std::byte* head = head_.data();  // the payload's first bytes, from the CRC pass
   switch (h.type) {
     case RecordType::kBegin:
-      if (h.payload_len != 8) return stop(StreamEnd::kBadRecord);
+      if (h.payload_len != kBeginPayloadSize) return stop(StreamEnd::kBadRecord);
       break;
     case RecordType::kWrite: {
       if (h.payload_len < kWritePayloadHeader) return stop(StreamEnd::kBadRecord);
@@ -146,7 +150,8 @@ Result<std::optional<Record>> JournalReader::next() {
     }
     case RecordType::kZero: {
       if (h.payload_len != kZeroPayloadSize) return stop(StreamEnd::kBadRecord);
-      rec.write = WritePayloadHeader{get_u64(head), get_u64(head + 8), 0};
+      ZeroPayload z = decode_zero(std::span<const std::byte, kZeroPayloadSize>(head, kZeroPayloadSize));
+      rec.write = WritePayloadHeader{z.address, z.length, 0};
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
       break;
     }

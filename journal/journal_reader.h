@@ -29,6 +29,8 @@ enum class StreamEnd {
   kDataMismatch,  // a committed transaction's data-log bytes fail their CRC
 };
 const char* stream_end_name(StreamEnd e);
+// True when the stream's end is an ordinary end (no damaged record).
+bool clean_end(StreamEnd e);
 
 struct Record {
   RecordHeader header;
@@ -98,6 +100,15 @@ class JournalReader {
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;
 };
+
+// Hands each valid record from the reader's position to `on_record`, in
+// order, until the stream ends (end() says why).
+template <typename OnRecord>
+Status for_each_record(JournalReader& reader, OnRecord&& on_record);
+// As for_each_record, but past damage it finds the next valid record of the
+// generation (resync) and carries on: how salvage and the inspector read.
+template <typename OnRecord>
+Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record);
 
 // One committed transaction's WRITE and ZERO records, in log order, as
 // positions in the journal.

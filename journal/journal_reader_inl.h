@@ -6,6 +6,28 @@
 
 namespace h5j {
 
+template <typename OnRecord>
+Status for_each_record(JournalReader& reader, OnRecord&& on_record) {
+  for (;;) {
+    auto r = reader.next();
+    if (!r) return r.status();
+    if (!r->has_value()) return Status::ok();
+    on_record(**r);
+  }
+}
+
+template <typename OnRecord>
+Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record) {
+  for (;;) {
+    H5J_RETURN_IF_ERROR(for_each_record(reader, on_record));
+    if (clean_end(reader.end())) return Status::ok();
+    auto later = reader.resync(reader.end_offset() + 8, /*begin_only=*/false);
+    if (!later) return later.status();
+    if (!later->has_value()) return Status::ok();
+    reader.seek(**later);
+  }
+}
+
 template <typename OnCommit>
 Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, ScanOptions options) {
   ScanSummary s;

@@ -51,8 +51,8 @@ Status JournalWriter::begin() {
   in_txn_ = true;
   txn_records_ = 0;
   begin_lsn_ = tell();
-  std::byte payload[8];
-  put_u64(payload, now_ns());
+  std::byte payload[kBeginPayloadSize];
+  encode_begin({now_ns()}, payload);
   return append_record(RecordType::kBegin, payload, {});
 }
 
@@ -68,8 +68,7 @@ Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std
 Status JournalWriter::append_zero(uint64_t address, uint64_t length) {
   assert(in_txn_);
   std::byte payload[kZeroPayloadSize];
-  put_u64(payload, address);
-  put_u64(payload + 8, length);
+  encode_zero({address, length}, payload);
   return append_record(RecordType::kZero, payload, {});
 }
 
@@ -142,10 +141,7 @@ Status JournalWriter::append_record(RecordType type, std::span<const std::byte> 
   RecordHeader h{0, type, uint32_t(payload_len), header_.salt, tell(), txn_};
   std::byte hdr[kRecordHeaderSize];
   encode_record_header(h, hdr);
-  uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
-  crc = crc32c(payload_head.data(), payload_head.size(), crc);
-  for (auto piece : payload_body) crc = crc32c(piece.data(), piece.size(), crc);
-  put_u32(hdr, mask_crc(crc));
+  put_u32(hdr, record_crc(hdr, payload_head, payload_body));
   size_t pad = record_span(payload_len) - kRecordHeaderSize - payload_len;
   H5J_RETURN_IF_ERROR(append_bytes(hdr));
   H5J_RETURN_IF_ERROR(append_bytes(payload_head));

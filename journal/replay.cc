@@ -18,10 +18,6 @@ const char* recovery_mode_name(RecoveryMode m) {
   return "?";
 }
 
-bool clean_end(StreamEnd e) {
-  return e == StreamEnd::kEndOfFile || e == StreamEnd::kZeroes || e == StreamEnd::kStale;
-}
-
 namespace {
 
 Status damaged(const JournalReader& r, RecoveryMode mode, const std::string& more) {

@@ -72,8 +72,6 @@ struct DataLogAccess {
 // Its metadata records are lost with the damage.
 Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
                                const DataLogAccess& data_log = {});
-// True when the stream's end is an ordinary end (no damaged record).
-bool clean_end(StreamEnd e);
 
 // Told how many of the bytes to apply are done, as they are written.
 using Progress = std::function<void(uint64_t done)>;

@@ -69,6 +69,13 @@ class [[nodiscard]] Result {
   std::variant<T, Status> v_;
 };
 
+// The status of either: for code that takes both.
+inline const Status& status_of(const Status& s) { return s; }
+template <typename T>
+Status status_of(const Result<T>& r) {
+  return r.status();
+}
+
 #define H5J_RETURN_IF_ERROR(expr)          \
   do {                                     \
     ::h5j::Status h5j_s_ = (expr);         \

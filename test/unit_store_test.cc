@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "journaled_file.h"
+#include "ranks_in_one_process.h"
 #include "test_util.h"
 
 using namespace h5j;
@@ -546,7 +547,7 @@ struct MpiPair {
   std::unique_ptr<JournaledFile> owner, follower;
   bool commit() {
     JournaledFile* ranks[] = {owner.get(), follower.get()};
-    return bool(commit_in_one_process(ranks, false));
+    return bool(test::commit_in_one_process(ranks, false));
   }
 };
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "coding.h"
+#include "ranks_in_one_process.h"
 
 namespace h5j::explorer {
 namespace {
@@ -112,7 +113,7 @@ class Session {
   Status commit_all(bool closing) {
     std::vector<JournaledFile*> ranks;
     for (auto& f : ranks_) ranks.push_back(f.get());
-    return commit_in_one_process(ranks, closing);
+    return test::commit_in_one_process(ranks, closing);
   }
 
   // Every rank was told the commit failed: no later commit may succeed

@@ -30,7 +30,7 @@ MpiSession::~MpiSession() {
   MPI_Finalized(&finalized);
   // A broken session's communicator may still have a request in flight
   // that can never complete; it is left to MPI_Finalize.
-  if (finalized || !broken_) return;
+  if (finalized || broken()) return;
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   if (info_ != MPI_INFO_NULL) MPI_Info_free(&info_);
 }
@@ -39,7 +39,7 @@ Status MpiSession::mpi_error(int code, const char* step) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  return broken_ = Status(Code::kIoError, std::string(step) + " failed on rank " + std::to_string(rank_) + ": " +
+  return fault_ = Status(Code::kIoError, std::string(step) + " failed on rank " + std::to_string(rank_) + ": " +
                                               std::string(text, size_t(len)));
 }
 
@@ -52,7 +52,7 @@ Status MpiSession::wait(MPI_Request& request, const char* step) {
     if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) return mpi_error(rc, step);
     if (done) return Status::ok();
     if (timeout_.count() > 0 && steady_clock::now() - start >= timeout_)
-      return broken_ = Status(Code::kIoError,
+      return fault_ = Status(Code::kIoError,
                               "rank " + std::to_string(rank_) + " waited " + std::to_string(timeout_.count()) +
                                   " s for the other ranks in " + step + " (mpi_timeout): a rank has died or " +
                                   "stopped.  The file stays at its last commit; run h5recover on it");
@@ -74,7 +74,7 @@ Status MpiSession::broadcast_message(std::string& message, int root) {
 }
 
 Status MpiSession::agree(const Status& local, int* rank0_value) {
-  if (!broken_) return broken_;
+  if (broken()) return fault_;
   int mine[2] = {int(local.code()), rank0_value != nullptr ? *rank0_value : 0};
   std::vector<int> every(2 * size_t(size_), 0);
   MPI_Request request;
@@ -92,90 +92,14 @@ Status MpiSession::agree(const Status& local, int* rank0_value) {
   return Status(Code(code(root)), message);
 }
 
-namespace {
-
-std::vector<std::byte> encode_index(const std::vector<DataPayload>& index) {
-  std::vector<std::byte> out(index.size() * kDataPayloadSize);
-  for (size_t i = 0; i < index.size(); ++i)
-    encode_data(index[i], std::span<std::byte, kDataPayloadSize>(out.data() + i * kDataPayloadSize, kDataPayloadSize));
-  return out;
-}
-
-std::vector<DataPayload> decode_index(const std::vector<std::byte>& bytes) {
-  std::vector<DataPayload> out;
-  for (size_t at = 0; at + kDataPayloadSize <= bytes.size(); at += kDataPayloadSize)
-    out.push_back(decode_data(std::span<const std::byte>(bytes.data() + at, kDataPayloadSize)));
-  return out;
-}
-
-}  // namespace
-
-// The steps are JournaledFile's (journaled_file.h); commit_in_one_process
-// runs the same ones for ranks in one process.
-Status MpiSession::commit(JournaledFile& file, bool closing) {
-  // A missed deadline leaves this rank unsure of the others: it writes
-  // nothing more, and the file stays at its last commit.
-  auto give_up = [&] {
-    (void)file.fail_stop(broken_);
-    return broken_;
-  };
-  // 1. Followers: staged bytes placed, writes durable, DATA records ready.
-  std::vector<std::byte> mine;
-  Status local;
-  uint64_t log_bytes = 0;
-  if (rank_ != 0) {
-    auto index = file.prepare_commit();
-    if (index) mine = encode_index(*index);
-    else local = index.status();
-    log_bytes = file.data_log_bytes();
-  }
-  Status prepared = agree(local);
-  if (!broken_) return give_up();
-  std::vector<std::byte> all;
-  uint64_t followers_log_bytes = 0;
-  if (prepared && !gather_to_rank0(mine, log_bytes, all, followers_log_bytes)) return give_up();
-  // 2. Rank 0 commits the records with its own, or stays at the last commit.
-  Status committed;
-  int materialize = 0;
-  if (rank_ == 0 && !prepared) {
-    (void)file.fail_stop(prepared);
-    committed = closing ? file.close() : prepared;
-  } else if (rank_ == 0) {
-    auto due = file.commit_with(decode_index(all), followers_log_bytes, closing);
-    if (due) materialize = *due;
-    else committed = due.status();
-  }
-  Status outcome = agree(committed, &materialize);
-  if (!broken_) return give_up();
-  if (!outcome) {
-    if (closing && rank_ != 0) (void)file.close();
-    return outcome;
-  }
-  // 3. and 4. Followers follow the journal to the commit; if the image goes
-  // into the file now, every rank writes its share of the raw windows.
-  if (materialize) {
-    Status shared = rank_ != 0 ? file.finish_commit() : Status::ok();
-    if (shared) shared = file.write_raw_share();
-    shared = agree(shared);
-    if (!broken_) return give_up();
-    if (!shared) return file.fail_stop(shared);
-  } else if (!closing) {
-    Status followed = agree(rank_ != 0 ? file.finish_commit() : Status::ok());
-    return broken_ ? followed : give_up();
-  }
-  // 5. Rank 0 lays the overlay and starts a generation or removes the
-  // journal; then the followers follow it, or close.
-  Status ended = agree(rank_ == 0 ? file.end_commit(bool(materialize), closing) : Status::ok());
-  if (!broken_) return give_up();
-  if (!ended) return file.fail_stop(ended);
-  Status last = agree(rank_ == 0 ? Status::ok() : closing ? file.close() : file.finish_commit());
-  return broken_ ? last : give_up();
-}
-
-Status MpiSession::gather_to_rank0(const std::vector<std::byte>& mine, uint64_t log_bytes, std::vector<std::byte>& all,
-                                   uint64_t& log_bytes_sum) {
-  // Each rank's length and data log size in one gather.
-  uint64_t sizes[2] = {mine.size(), log_bytes};
+// Each rank's record count and data log size in one gather, then the
+// records, in their format.h encoding.
+Status MpiSession::gather_index(const PreparedIndex& mine, PreparedIndex& all) {
+  if (broken()) return fault_;
+  std::vector<std::byte> bytes(mine.records.size() * kDataPayloadSize);
+  for (size_t i = 0; i < mine.records.size(); ++i)
+    encode_data(mine.records[i], std::span<std::byte, kDataPayloadSize>(bytes.data() + i * kDataPayloadSize, kDataPayloadSize));
+  uint64_t sizes[2] = {bytes.size(), mine.log_bytes};
   std::vector<uint64_t> every(2 * size_t(size_), 0);
   std::vector<int> lens(size_t(size_), 0), offsets(size_t(size_), 0);
   MPI_Request request;
@@ -183,21 +107,24 @@ Status MpiSession::gather_to_rank0(const std::vector<std::byte>& mine, uint64_t 
       rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Igather (commit)");
   H5J_RETURN_IF_ERROR(wait(request, "gathering index lengths (commit)"));
-  int len = int(mine.size());
+  std::vector<std::byte> gathered;
   if (rank_ == 0) {
-    log_bytes_sum = 0;
+    all.log_bytes = 0;
     for (int r = 0; r < size_; ++r) {
       lens[size_t(r)] = int(every[2 * size_t(r)]);
-      log_bytes_sum += every[2 * size_t(r) + 1];
+      all.log_bytes += every[2 * size_t(r) + 1];
       if (r > 0) offsets[size_t(r)] = offsets[size_t(r - 1)] + lens[size_t(r - 1)];
     }
-    all.resize(size_t(offsets.back() + lens.back()));
+    gathered.resize(size_t(offsets.back() + lens.back()));
   }
-  if (int rc = MPI_Igatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), offsets.data(), MPI_BYTE, 0, comm_,
-                            &request);
+  if (int rc = MPI_Igatherv(bytes.data(), int(bytes.size()), MPI_BYTE, gathered.data(), lens.data(), offsets.data(),
+                            MPI_BYTE, 0, comm_, &request);
       rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Igatherv (commit)");
-  return wait(request, "gathering index records (commit)");
+  H5J_RETURN_IF_ERROR(wait(request, "gathering index records (commit)"));
+  for (size_t at = 0; at + kDataPayloadSize <= gathered.size(); at += kDataPayloadSize)
+    all.records.push_back(decode_data(std::span<const std::byte>(gathered.data() + at, kDataPayloadSize)));
+  return Status::ok();
 }
 
 }  // namespace h5j

@@ -14,13 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "collective_commit.h"
 #include "h5journal.h"
 #include "journaled_file.h"
 #include "rank_group.h"
 
 namespace h5j {
 
-class MpiSession final : public RankGroup {
+class MpiSession final : public RankGroup, public RankExchange {
  public:
   // A session over `comm` and `info` (duplicates, which the session
   // frees), or nullptr for a communicator of one rank.
@@ -32,13 +33,15 @@ class MpiSession final : public RankGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  // RankExchange: the collective commit's exchanges, over MPI.
   Status agree(const Status& local) override { return agree(local, nullptr); }
-  // As agree; every rank also gets rank 0's `rank0_value`.
-  Status agree(const Status& local, int* rank0_value);
-  // The collective commit: each follower makes its writes durable and sends
-  // its DATA records to rank 0, which journals them with the COMMIT; all
-  // ranks then agree on the outcome.  With `closing`, the collective close.
-  Status commit(JournaledFile& file, bool closing) override;
+  Status agree(const Status& local, int* rank0_value) override;
+  Status gather_index(const PreparedIndex& mine, PreparedIndex& all) override;
+  bool broken() const override { return !fault_.is_ok(); }
+  const Status& fault() const override { return fault_; }
+
+  // collective_commit over this session's ranks.
+  Status commit(JournaledFile& file, bool closing) override { return collective_commit(file, *this, closing); }
   Result<std::vector<CollectivePiece>> transfer_pieces(uint64_t addr, size_t size) override;
   Status end_raw_write(JournaledFile& file, const Status& local) override;
   bool answer_ctl(uint64_t op, void** output) override;
@@ -57,16 +60,13 @@ class MpiSession final : public RankGroup {
   // then broken for good, as the request can never complete.
   Status wait(MPI_Request& request, const char* step);
   Status broadcast_message(std::string& message, int root);
-  // Every rank's `mine` into rank 0's `all`, and the sum of their `log_bytes`.
-  Status gather_to_rank0(const std::vector<std::byte>& mine, uint64_t log_bytes, std::vector<std::byte>& all,
-                         uint64_t& log_bytes_sum);
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: the driver's messages never meet the library's
   MPI_Info info_ = MPI_INFO_NULL;
   int rank_ = 0;
   int size_ = 1;
   std::chrono::seconds timeout_{0};  // 0: no deadline
-  Status broken_;                    // the missed deadline or MPI error every later step returns
+  Status fault_;                     // the missed deadline or MPI error every later step returns
   // The FAPL open changed for the span of the open (mpi_rank_group.cc):
   // whether its value is still to be put back, and the value.
   bool restore_fapl_ = false;

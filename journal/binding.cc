@@ -1,0 +1,68 @@
+#include "binding.h"
+
+#include <filesystem>
+
+namespace h5j {
+namespace {
+
+std::string hex(const std::array<uint8_t, 16>& uuid) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : uuid) s += {d[b >> 4], d[b & 15]};
+  return s;
+}
+
+}  // namespace
+
+std::string journal_target_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.substr(0, kMaxTargetName);
+}
+
+Result<std::optional<Binding>> read_binding(File& file) {
+  auto value = file.get_xattr(kBindingXattr);
+  if (!value) return value.status();
+  if (!value->has_value()) return std::optional<Binding>();
+  return decode_binding(**value);
+}
+
+// The path is absolute, so h5recover finds a journal kept elsewhere
+// (journal_path=...) from the file alone.
+Status write_binding(File& file, const JournalHeader& h, const std::string& journal_path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(journal_path, ec);
+  Binding b{h.uuid, h.generation, ec ? journal_path : absolute.string()};
+  auto set = file.set_xattr(kBindingXattr, encode_binding(b));
+  return set ? Status::ok() : set.status();
+}
+
+Status check_binding_not_missing(File& base, const std::string& journal) {
+  auto binding = read_binding(base);
+  if (!binding) return binding.status();
+  if (!binding->has_value()) return Status::ok();
+  const std::string& recorded = (*binding)->journal_path;
+  return Status(Code::kMissing, base.path() + " was being written through h5journal, but its journal " +
+                                    (recorded.empty() ? journal : recorded) + " is missing; committed changes may be lost");
+}
+
+Status check_journal_belongs(File& base, const JournalHeader& h, const std::string& journal_path,
+                             const std::string& target_name) {
+  auto binding = read_binding(base);
+  if (!binding) return binding.status();
+  if (!binding->has_value()) {
+    if (h.target_name == target_name) return Status::ok();
+    return Status(Code::kForeign, "journal " + journal_path + " belongs to another file (written for \"" +
+                                      h.target_name + "\")");
+  }
+  const Binding& b = **binding;
+  if (b.uuid != h.uuid)
+    return Status(Code::kForeign, "journal " + journal_path + " belongs to another file (journal " + hex(h.uuid) +
+                                      ", file bound to " + hex(b.uuid) + ")");
+  if (b.generation > h.generation)
+    return Status(Code::kForeign, "journal " + journal_path + " is older than " + base.path() + " (generation " +
+                                      std::to_string(h.generation) + ", file at " + std::to_string(b.generation) + ")");
+  return Status::ok();
+}
+
+}  // namespace h5j

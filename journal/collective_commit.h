@@ -1,0 +1,70 @@
+// The commit across MPI ranks, written once as its steps (docs/design.md
+// §10).  Two executors run this same code: MpiSession over MPI (vfd/mpi/),
+// and, in test/, ranks that share one process, for the crash-state
+// explorer, the fault sweep and the unit tests.
+//
+// Rank 0 (the owner) holds the journal; every other rank (a follower) has
+// its own data log.  Each step below is some ranks' local work, then an
+// exchange after which every rank knows the same outcome; a failure
+// anywhere stops the steps that follow on every rank.
+//
+//  1. Followers place their staged bytes, make their in-place writes and
+//     data logs durable, and send rank 0 the DATA records that index their
+//     logs (and their logs' sizes).
+//  2. Rank 0 journals those records with its own transaction and commits.
+//     It says whether the image goes into the file now: a checkpoint is due,
+//     or a close of a file that has a journal.
+//  3. Followers follow the journal to the commit.  Without step 4 this is
+//     the end.
+//  4. Every rank writes its share of the raw layer's windows into the file
+//     and syncs it (JournaledFile::step4_write_raw_share).
+//  5. Rank 0 lays the journal overlay over them, syncs, and starts a new
+//     generation, or removes the journal when closing.  Then the followers
+//     follow it into the new generation, or close.
+//
+// A crash at any point leaves the file at its last commit: before the
+// COMMIT of step 2 is durable, the previous one; after it, this one, and
+// steps 4 and 5 only write bytes that the journal still holds until step 5
+// starts the new generation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "format.h"
+#include "status.h"
+
+namespace h5j {
+
+class JournaledFile;
+
+// A follower's contribution to a commit (step 1).
+struct PreparedIndex {
+  std::vector<DataPayload> records;  // DATA records indexing this rank's data log
+  uint64_t log_bytes = 0;            // this generation's bytes in this rank's data log
+};
+
+// What the steps need from the ranks they run on.  Every rank makes the
+// same calls in the same order.
+class RankExchange {
+ public:
+  virtual ~RankExchange() = default;
+  virtual int rank() const = 0;
+  // Every rank's `local` in; on every rank the same status out: the failure
+  // of the lowest failing rank, or ok.  With `rank0_value`, every rank also
+  // gets rank 0's value in it.
+  virtual Status agree(const Status& local, int* rank0_value) = 0;
+  // Every rank's `mine` to rank 0, whose `all` gets the records in rank
+  // order and the sum of the log sizes.
+  virtual Status gather_index(const PreparedIndex& mine, PreparedIndex& all) = 0;
+  // True once an exchange could not complete (a rank died or stopped): the
+  // ranks no longer know each other's state, so nothing more is written.
+  virtual bool broken() const = 0;
+  virtual const Status& fault() const = 0;
+};
+
+// The collective commit of `file` on this rank; with `closing`, the
+// collective close.
+Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing);
+
+}  // namespace h5j

@@ -1,0 +1,182 @@
+// Transactions, commit, checkpoint and close: the order in which bytes
+// become durable.
+//
+// A commit makes durable, in this order: staged bytes and in-place writes
+// (the file), the data log, then the journal up to its COMMIT record.  A
+// crash before the COMMIT is durable leaves the previous commit; after, this
+// one.  A checkpoint writes the image into the file and syncs it, and only
+// then starts a new journal generation, whose header makes the old records
+// stale.  A close does the same and removes the journal instead.
+//
+// Worked example, a crash inside a checkpoint: the image is half written
+// into the file when the process dies.  The journal still holds the old
+// generation, whose committed transactions recovery replays over the half-
+// written bytes (replay is idempotent), so the file comes back at the last
+// commit, as it would without the checkpoint.
+#include <unistd.h>
+
+#include "journaled_file.h"
+
+namespace h5j {
+
+Status JournaledFile::begin_transaction() {
+  if (writer_->in_transaction()) return Status::ok();
+  H5J_RETURN_IF_ERROR(writer_->begin());
+  if (session_noted_) return Status::ok();
+  // Who wrote this journal, for anyone reading it after a crash.
+  session_noted_ = true;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return writer_->comment("h5journal session: pid " + std::to_string(getpid()) + " on " + host + ", engine " +
+                          journal_->engine_name());
+}
+
+Status JournaledFile::commit() {
+  if (follower()) return Status(Code::kInvalid, "an MPI follower commits through rank 0 (collective_commit)");
+  return guarded([&] { return commit_and_checkpoint(); });
+}
+
+Status JournaledFile::commit_and_checkpoint() {
+  H5J_RETURN_IF_ERROR(commit_transaction());
+  return checkpoint_due() ? checkpoint() : Status::ok();
+}
+
+// Every log counts: a checkpoint also bounds the data logs (the followers'
+// too) and the raw index, whose memory grows with the DATA records in the
+// journal.
+bool JournaledFile::checkpoint_due() const {
+  if (!writer_) return false;
+  uint64_t logged = writer_->generation_bytes() + data_logs_.generation_bytes() + followers_log_bytes_;
+  return logged >= opts_.checkpoint_bytes;
+}
+
+Status JournaledFile::commit_transaction() {
+  if (!writer_ || !dirty_) return Status::ok();
+  H5J_RETURN_IF_ERROR(begin_transaction());
+  // The first commit makes the journal's directory entry durable, and only
+  // then sets the file's binding attribute (made durable by the fsync
+  // below): a crash never leaves a binding naming a journal whose name might
+  // not have reached the disk.
+  if (!first_commit_done_) {
+    if (opts_.ring.durable) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+    if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
+  }
+  H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
+  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size));
+  first_commit_done_ = true;
+  image_.committed_size = image_.logical_size;
+  dirty_ = false;
+  ++stats_.commits;
+  return Status::ok();
+}
+
+// In-place bytes must be durable before the COMMIT that covers them can be;
+// likewise the data log before the COMMIT whose DATA records index it.  The
+// first commit syncs the file whole (the binding attribute with it).
+Status JournaledFile::make_writes_durable(bool first_commit) {
+  H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
+  if (opts_.ring.durable && (inplace_unsynced_ || first_commit))
+    H5J_RETURN_IF_ERROR(first_commit ? base_->sync_all() : base_->sync_data());
+  inplace_unsynced_ = false;
+  if (data_unsynced_) {
+    H5J_RETURN_IF_ERROR(data_logs_.writer().sync());
+    data_unsynced_ = false;
+  }
+  return Status::ok();
+}
+
+Status JournaledFile::write_image_to_base(const RawLayer& raw) {
+  return apply_image(
+      raw, image_.overlay, image_.committed_size,
+      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
+      [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
+      opts_.progress, &apply_run_);
+}
+
+Status JournaledFile::checkpoint() {
+  assert(!writer_->in_transaction() && !dirty_ && staged_.empty());
+  H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
+  if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
+  return end_checkpoint();
+}
+
+// The image is durable in the file: a new generation, whose journal and
+// data logs start empty.
+Status JournaledFile::end_checkpoint() {
+  image_.start_generation();
+  ++stats_.checkpoints;
+  const JournalHeader& h = writer_->header();
+  H5J_RETURN_IF_ERROR(start_generation(h.generation + 1, writer_->next_txn(), h.uuid));
+  H5J_RETURN_IF_ERROR(bind());
+  followers_log_bytes_ = 0;  // their logs are emptied as they follow
+  return Status::ok();
+}
+
+Status JournaledFile::close() {
+  if (closed_) return Status::ok();
+  closed_ = true;
+  if (follower()) {  // rank 0 commits, materializes and removes every log
+    data_logs_.stop();
+    return failed_;
+  }
+  return guarded([&] {
+    if (!writer_) return Status::ok();  // read-only or passive: nothing to do
+    return opts_.materialize_at_close ? close_materialized() : close_in_log_form();
+  });
+}
+
+Status JournaledFile::close_materialized() {
+  H5J_RETURN_IF_ERROR(commit_and_checkpoint());
+  if (first_commit_done_) H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
+  return end_close();
+}
+
+// The file's first 8 bytes go into the journal, in a last committed
+// transaction, and only then is the guard written over them in the file:
+// a crash in between leaves the journal holding what the file still holds.
+// The journal and data log stay, bound to the file as after a crash.
+Status JournaledFile::close_in_log_form() {
+  H5J_RETURN_IF_ERROR(commit_and_checkpoint());
+  if (image_.logical_size >= sizeof kLogFormGuard) {
+    std::array<std::byte, sizeof kLogFormGuard> head;
+    H5J_RETURN_IF_ERROR(read_layers(0, head));
+    H5J_RETURN_IF_ERROR(begin_transaction());
+    H5J_RETURN_IF_ERROR(journal_bytes(0, head, 0));
+    dirty_ = true;
+    // No checkpoint here: it would start a generation without these bytes.
+    H5J_RETURN_IF_ERROR(commit_transaction());
+    H5J_RETURN_IF_ERROR(base_->write_at(0, std::as_bytes(std::span(kLogFormGuard))));
+    if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
+  }
+  writer_.reset();
+  data_logs_.stop();
+  return Status::ok();
+}
+
+// The image is in the file (not yet durable).
+//
+// A session that never bound the file (it committed nothing and found no
+// journal) leaves nothing a crash could misread: just drop the journal.
+// Otherwise the order matters: file contents and the binding's removal
+// durable first, then the journal's removal, then the data logs'.  A
+// journal without a binding is replayed harmlessly (idempotent); a binding
+// without a journal would be reported as a missing journal; a journal
+// whose data log is gone cannot be replayed.  A data log left alone is
+// emptied by the next session that journals this file, and removed at its
+// close.  Under MPI rank 0 removes every rank's, after the last commit that
+// needed them.
+Status JournaledFile::end_close() {
+  closed_ = true;
+  bool bound = binding_set_ || report_.journal_found;
+  bool durable = opts_.ring.durable;
+  if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
+  if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());
+  writer_.reset();
+  journal_.reset();
+  data_logs_.close();
+  H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
+  if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+  return remove_data_logs(*opts_.fs, opts_.journal_path, durable);
+}
+
+}  // namespace h5j

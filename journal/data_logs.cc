@@ -1,0 +1,118 @@
+#include "data_logs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "crc32c.h"
+
+namespace h5j {
+
+Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path) {
+  std::string base = data_log_path_for(journal_path);
+  auto paths = fs.paths_with_prefix(base);
+  if (!paths) return paths.status();
+  std::vector<uint32_t> logs;
+  for (const std::string& path : *paths) {
+    std::string_view rest = std::string_view(path).substr(base.size());
+    if (rest.empty()) {
+      logs.push_back(0);
+      continue;
+    }
+    // ".<n>" with n >= 1, as data_log_path_for spells it; any other name is not a data log.
+    if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') continue;
+    uint32_t n = 0;
+    auto [end, err] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), n);
+    if (err == std::errc() && end == rest.data() + rest.size()) logs.push_back(n);
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+Status remove_data_logs(FileSystem& fs, const std::string& journal_path, bool sync) {
+  auto logs = existing_data_logs(fs, journal_path);
+  if (!logs) return logs.status();
+  for (uint32_t n : *logs) H5J_RETURN_IF_ERROR(fs.remove(data_log_path_for(journal_path, n)));
+  return sync && !logs->empty() ? fs.sync_dir(journal_path) : Status::ok();
+}
+
+Result<File*> DataLogSet::file(uint32_t log) {
+  if (log < files_.size() && files_[log]) return files_[log].get();
+  std::string path = data_log_path_for(journal_path_, log);
+  if (!fs_.exists(path)) return static_cast<File*>(nullptr);
+  auto file = fs_.open(path, read_only_ ? OpenMode::kReadOnly : OpenMode::kReadWrite, engine_);
+  if (!file) return file.status();
+  if (files_.size() <= log) files_.resize(size_t(log) + 1);
+  files_[log] = std::move(*file);
+  return files_[log].get();
+}
+
+Status DataLogSet::read(uint32_t log, uint64_t offset, std::span<std::byte> out) {
+  if (writer_ && log == own_) return writer_->read(offset, out);
+  auto f = file(log);
+  if (!f) return f.status();
+  if (*f == nullptr) return Status(Code::kMissing, "data log " + data_log_path_for(journal_path_, log) + " is missing");
+  return read_exact(**f, offset, out);
+}
+
+Result<bool> DataLogSet::matches(const Record& r) {
+  auto log = file(r.data_log);
+  if (!log) return log.status();
+  if (*log == nullptr)
+    return Status(Code::kMissing, "data log " + data_log_path_for(journal_path_, r.data_log) +
+                                      " is missing, and the journal's committed transactions hold raw data in it");
+  // One buffer for every record checked (recovery checks them all).
+  check_buffer_.resize(1 << 20);
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < r.write.length;) {
+    size_t n = size_t(std::min<uint64_t>(check_buffer_.size(), r.write.length - done));
+    auto got = (*log)->read_at(r.data_offset + done, std::span(check_buffer_.data(), n));
+    if (!got) return got.status();
+    if (*got < n) return false;
+    crc = crc32c(check_buffer_.data(), n, crc);
+    done += n;
+  }
+  return mask_crc(crc) == r.data_crc;
+}
+
+// The data logs' records are self-describing: read on their own, they
+// give back the index.  Every existing log is read, whatever gaps its
+// numbering has.
+Result<std::vector<Record>> DataLogSet::records_of(const JournalHeader& journal, uint64_t first, uint64_t last) {
+  auto logs = existing_data_logs(fs_, journal_path_);
+  if (!logs) return logs.status();
+  std::vector<Record> out;
+  for (uint32_t n : *logs) {
+    auto log = file(n);
+    if (!log) return log.status();
+    if (*log == nullptr) continue;  // removed since it was listed
+    auto reader = JournalReader::open(**log);
+    if (!reader) continue;  // no valid header: nothing to rebuild from
+    const JournalHeader& h = (*reader)->header();
+    if (h.uuid != journal.uuid || h.generation != journal.generation || h.salt != journal.salt) continue;
+    auto taken = for_each_salvaged_record(**reader, [&](const Record& r) {
+      bool holds_bytes = r.header.type == RecordType::kData && r.header.payload_len > kDataPayloadSize;
+      if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
+    });
+    if (!taken) return taken;
+  }
+  return out;
+}
+
+Status DataLogSet::start(const JournalHeader& h, bool fresh, RingOptions ring) {
+  assert(!read_only_);
+  writer_.reset();  // its writes done before the log is emptied
+  if (files_.size() <= own_) files_.resize(size_t(own_) + 1);
+  if (!files_[own_]) {
+    auto log = fs_.open(data_log_path_for(journal_path_, own_), OpenMode::kCreate, engine_);
+    if (!log) return log.status();
+    files_[own_] = std::move(*log);
+  }
+  if (fresh) H5J_RETURN_IF_ERROR(files_[own_]->truncate(0));
+  auto w = JournalWriter::start(*files_[own_], h, ring, false);
+  if (!w) return w.status();
+  writer_ = std::move(*w);
+  return Status::ok();
+}
+
+}  // namespace h5j

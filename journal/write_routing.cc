@@ -1,0 +1,301 @@
+// Where each write goes.
+//
+// THE WRITE-AHEAD RULE.  No write may change, before its transaction is
+// durable, a byte that the last committed state could reference: a byte
+// below the protected end (image_layers.h).  Writes below it go to the
+// journal and the overlay; writes at or above it go in place, unless they
+// are shorter than inplace_min_bytes: those are journaled too, because in
+// place they would cost the commit a second fdatasync.  Commit makes
+// in-place bytes durable first, then the journal's COMMIT record.
+//
+// Raw data may instead go to the data log (RawMode), indexed by DATA
+// records in the journal, or be staged (staged_writes.h) when it is small
+// and in new space.
+#include <algorithm>
+#include <cstring>
+
+#include "journaled_file.h"
+
+namespace h5j {
+namespace {
+
+uint64_t total_bytes(std::span<const RawPiece> pieces) {
+  uint64_t n = 0;
+  for (const RawPiece& p : pieces) n += p.bytes.size();
+  return n;
+}
+
+bool sorted_and_disjoint(std::span<const RawPiece> pieces) {
+  for (size_t i = 1; i < pieces.size(); ++i)
+    if (pieces[i].addr < pieces[i - 1].addr + pieces[i - 1].bytes.size()) return false;
+  return true;
+}
+
+// Windows: what HDF5's sieve buffer does for a driver without vector
+// writes.  A window is read, patched and written whole, so it only spans
+// gaps of up to kWindowGap, and at most kWindowMax bytes.
+constexpr uint64_t kWindowGap = 64 << 10;
+constexpr uint64_t kWindowMax = 1 << 20;
+// The data log takes a pattern's bytes as one record; longer pieces are cut.
+constexpr uint64_t kMaxExtentBytes = 64 << 20;
+
+}  // namespace
+
+Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  H5J_RETURN_IF_ERROR(write_refusal());
+  // Metadata is rank 0's to write (PROCESS_0_ONLY, which the driver sets):
+  // a follower's copy, taken at its commit, would land after rank 0's newer
+  // one.  No HDF5 path reaches a follower with one; one that did would be
+  // rank 0's bytes again.
+  if (data.empty() || follower()) return guarded([] { return Status::ok(); });
+  return guarded([&] {
+    H5J_RETURN_IF_ERROR(begin_transaction());
+    H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
+    return publish();
+  });
+}
+
+Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) {
+  H5J_RETURN_IF_ERROR(write_refusal());
+  uint64_t total = total_bytes(pieces);
+  return guarded([&] {
+    if (total == 0) return Status::ok();
+    // A follower's writes are in rank 0's transaction, which only rank 0 opens.
+    H5J_RETURN_IF_ERROR(follower() ? catch_up() : begin_transaction());
+    H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
+    return publish();
+  });
+}
+
+Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
+  uint64_t floor = image_.protected_end();
+  size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
+  if (data.size() - journaled < inplace_min) journaled = data.size();
+  // Over staged bytes, in place would be overwritten by them at the commit.
+  if (staged_.touches(addr + journaled, addr + data.size())) journaled = data.size();
+  if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
+  if (journaled < data.size()) {
+    auto rest = data.subspan(journaled);
+    H5J_RETURN_IF_ERROR(base_->write_at(addr + journaled, rest));
+    // Large writes start on their way to the disk now, while HDF5 produces
+    // the next ones, instead of all at the commit's fdatasync.
+    if (opts_.ring.durable && rest.size() >= File::kEarlyWritebackMin)
+      base_->start_writeback(addr + journaled, rest.size());
+    inplace_unsynced_ = true;
+  }
+  image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
+  dirty_ = true;
+  return Status::ok();
+}
+
+Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  auto at = writer_->append_write(addr, tag, data);
+  if (!at) return at.status();
+  image_.journaled(addr, data.size(), *at);
+  return Status::ok();
+}
+
+Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
+  if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
+  if (mpi() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
+  // Serially, kInPlace gathers windows, unless every piece is in new space:
+  // then staging (stages()) coalesces them at placing, with no read of the
+  // gaps.  Under MPI a window's gaps may hold other ranks' bytes, which
+  // writing the window back would overwrite with stale ones (why HDF5
+  // turns its sieve buffer off in parallel), so every rank does what kAuto
+  // does, and stages its small pieces in new space.
+  if (opts_.raw_mode == RawMode::kInPlace && !mpi() && (pieces.size() == 1 || !all_in_new_space(pieces)))
+    return write_windows(pieces, tag);
+  // kAuto: large pieces in new space in place, runs of the others to the log.
+  uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
+  return log_all_but(
+      pieces,
+      [&](const RawPiece& p) {
+        return p.addr >= image_.protected_end() && p.bytes.size() >= min &&
+               !staged_.touches(p.addr, p.addr + p.bytes.size());
+      },
+      [&](const RawPiece& p) { return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes); });
+}
+
+// A write of one piece lands at once, never staged: HDF5 has rank 0 write
+// a dataset's fill values alone, then an MPI_Barrier the driver cannot see,
+// then every rank its data; a staged fill could land after that data.
+// Rank 0 journals it if small; a follower writes it in place if it can.
+Status JournaledFile::write_piece_under_mpi(const RawPiece& p, uint32_t tag) {
+  if (!follower()) return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes);
+  uint64_t end = p.addr + p.bytes.size();
+  if (p.addr >= image_.protected_end() && !staged_.touches(p.addr, end)) return write_by_rule(p.addr, p.bytes, tag, 0);
+  return append_raw(std::span(&p, 1));
+}
+
+Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
+                                  const std::function<Status(const RawPiece&)>& write_in_place) {
+  size_t from = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (!in_place(pieces[i])) continue;
+    H5J_RETURN_IF_ERROR(append_raw(pieces.subspan(from, i - from)));
+    H5J_RETURN_IF_ERROR(write_in_place(pieces[i]));
+    from = i + 1;
+  }
+  return append_raw(pieces.subspan(from));
+}
+
+// The vector's pieces are in place (above the protected end) if the vector
+// as a whole is worth its own fdatasync: many small pieces of one large
+// write must not each count as small.
+Status JournaledFile::write_windows(std::span<const RawPiece> pieces, uint32_t tag) {
+  assert(!mpi());  // a window's gaps are this process's alone
+  uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
+  if (!sorted_and_disjoint(pieces)) {
+    for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
+    return Status::ok();
+  }
+  std::vector<std::byte> window;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = i + 1;
+    uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
+    while (j < pieces.size() && pieces[j].addr - end <= kWindowGap &&
+           pieces[j].addr + pieces[j].bytes.size() - start <= kWindowMax) {
+      end = pieces[j].addr + pieces[j].bytes.size();
+      ++j;
+    }
+    if (j == i + 1) {
+      H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
+    } else {
+      window.resize(end - start);
+      H5J_RETURN_IF_ERROR(read_layers(start, window));
+      for (size_t k = i; k < j; ++k)
+        std::memcpy(window.data() + (pieces[k].addr - start), pieces[k].bytes.data(), pieces[k].bytes.size());
+      H5J_RETURN_IF_ERROR(write_by_rule(start, window, tag, inplace_min));
+    }
+    i = j;
+  }
+  return Status::ok();
+}
+
+// Raw data in the data log: the bytes there, their index (DATA records,
+// one per pattern, with their CRC) in the journal's open transaction, and
+// the raw layer pointing at them.
+Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
+  PatternBuilder builder;
+  std::vector<std::span<const std::byte>> gathered;
+  uint64_t gathered_bytes = 0;
+  auto emit = [&]() -> Status {
+    size_t used = 0;
+    for (const RawPattern& p : builder.take()) {
+      // Each pattern takes the next p.bytes() gathered bytes.
+      std::vector<std::span<const std::byte>> mine;
+      for (uint64_t need = p.bytes(); need > 0;) {
+        auto& piece = gathered[used];  // may be split across two patterns
+        size_t n = size_t(std::min<uint64_t>(piece.size(), need));
+        mine.push_back(piece.subspan(0, n));
+        piece = piece.subspan(n);
+        need -= n;
+        if (piece.empty()) ++used;
+      }
+      H5J_RETURN_IF_ERROR(append_pattern(p, mine));
+    }
+    gathered.clear();
+    gathered_bytes = 0;
+    return Status::ok();
+  };
+  for (const RawPiece& piece : pieces) {
+    for (uint64_t done = 0; done < piece.bytes.size();) {
+      auto chunk = piece.bytes.subspan(done, std::min<uint64_t>(piece.bytes.size() - done, kMaxExtentBytes));
+      uint64_t addr = piece.addr + done;
+      if (gathered_bytes + chunk.size() > kMaxExtentBytes || !builder.add(addr, chunk.size())) {
+        H5J_RETURN_IF_ERROR(emit());
+        builder.add(addr, chunk.size());
+      }
+      gathered.push_back(chunk);
+      gathered_bytes += chunk.size();
+      done += chunk.size();
+    }
+  }
+  return emit();
+}
+
+Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
+  image_.logical_size = std::max<uint64_t>(image_.logical_size, pattern.end());
+  dirty_ = true;
+  if (stages(pattern)) {
+    assert(!image_.overlay.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
+    staged_.add(pattern, bytes);
+    // Placed early, the staged bytes reach the disk while HDF5 produces the
+    // next ones, instead of all at the commit's sync; by then runs have
+    // coalesced into large writes.  It also bounds the memory staging takes.
+    return staged_.full() ? place_staged_below(UINT64_MAX) : Status::ok();
+  }
+  auto index = data_logs_.writer().append_extent(current_txn(), opts_.data_log, pattern, bytes);
+  if (!index) return index.status();
+  if (follower()) pending_index_.push_back(*index);  // rank 0 journals it at the commit
+  else H5J_RETURN_IF_ERROR(writer_->append_data(*index));
+  image_.logged(pattern, index->log, index->log_offset);
+  data_unsynced_ = true;
+  // Under MPI the other ranks read the record from the file (refresh_peers).
+  if (mpi()) H5J_RETURN_IF_ERROR(data_logs_.writer().publish());
+  stats_.raw_bytes_logged += pattern.bytes();
+  stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, image_.raw.memory_bytes());
+  return Status::ok();
+}
+
+// raw=log keeps every byte in the log, as asked, and serial raw=auto logs
+// small pieces.  When staged bytes are placed, and what other ranks see
+// before: design.md §10.
+bool JournaledFile::stages(const RawPattern& pattern) const {
+  bool mode = mpi() ? opts_.raw_mode != RawMode::kLog : opts_.raw_mode == RawMode::kInPlace;
+  return mode && pattern.addr >= image_.protected_end();
+}
+
+bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
+  return std::all_of(pieces.begin(), pieces.end(), [&](const RawPiece& p) { return p.addr >= image_.protected_end(); });
+}
+
+Status JournaledFile::place_staged_below(uint64_t limit) {
+  if (staged_.empty()) return Status::ok();
+  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, opts_.ring.durable, apply_run_));
+  inplace_unsynced_ = true;
+  return Status::ok();
+}
+
+Status JournaledFile::set_size(uint64_t size) {
+  return guarded([&] {
+    // Cut bytes must read as zeros if the file grows again: staged bytes
+    // beyond the new end are dropped, the rest go in place now.  (Every rank
+    // cuts to the same size in HDF5's collective truncate, and no rank writes
+    // at or past it here, so this races with no rank's ftruncate.)
+    if (size < image_.logical_size) H5J_RETURN_IF_ERROR(place_staged_below(size));
+    if (follower()) {  // rank 0 sizes the file
+      image_.logical_size = size;
+      return Status::ok();
+    }
+    if (read_only_ || !writer_ || size == image_.logical_size) return Status::ok();
+    H5J_RETURN_IF_ERROR(resize(size));
+    return publish();
+  });
+}
+
+Status JournaledFile::resize(uint64_t size) {
+  uint64_t old_size = image_.logical_size;
+  image_.logical_size = size;
+  dirty_ = true;
+  if (size > old_size) return Status::ok();
+  // Shrinking: the cut bytes must read as zeros if the file grows again, as
+  // after ftruncate.  Below the protected end the file still holds bytes the
+  // committed state needs, so the zeroing is journaled (a ZERO record);
+  // above it, the file is cut for real.
+  uint64_t floor = image_.protected_end();
+  uint64_t zero_end = std::min(old_size, floor);
+  if (size < zero_end) {
+    H5J_RETURN_IF_ERROR(begin_transaction());
+    H5J_RETURN_IF_ERROR(writer_->append_zero(size, zero_end - size));
+    image_.zeroed(size, zero_end - size);
+  }
+  auto physical = base_->size();
+  if (!physical) return physical.status();
+  uint64_t cut = std::max(size, image_.protected_end());
+  if (*physical > cut) H5J_RETURN_IF_ERROR(base_->truncate(cut));
+  return Status::ok();
+}
+
+}  // namespace h5j
