@@ -52,15 +52,4 @@ bool ExtentMap::intersects(uint64_t addr, uint64_t end) const {
   return it->first + it->second.len > addr;
 }
 
-void ExtentMap::truncate(uint64_t end) {
-  split_at(end);
-  map_.erase(map_.lower_bound(end), map_.end());
-}
-
-uint64_t ExtentMap::end() const {
-  if (map_.empty()) return 0;
-  auto last = std::prev(map_.end());
-  return last->first + last->second.len;
-}
-
 }  // namespace h5j

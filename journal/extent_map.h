@@ -28,12 +28,8 @@ class ExtentMap {
   // Whether any mapped byte lies in [addr, end).
   bool intersects(uint64_t addr, uint64_t end) const;
   void clear() { map_.clear(); }
-  // Forgets every byte at or above `end`.
-  void truncate(uint64_t end);
   bool empty() const { return map_.empty(); }
   size_t extent_count() const { return map_.size(); }
-  // One past the highest mapped byte, or 0.
-  uint64_t end() const;
 
   // Calls f(addr, len, std::optional<uint64_t> src) for consecutive pieces
   // covering [addr, addr + len): mapped pieces with their source, holes with

@@ -50,7 +50,6 @@ class File {
   // Advisory whole-file lock that conflicts between open file descriptions,
   // even inside one process.  Fails with kBusy when someone else holds it.
   virtual Status try_lock(LockMode mode) = 0;
-  virtual Status unlock() = 0;
   // The process holding the lock try_lock found busy, where the system
   // says (Linux: /proc/locks); nullopt where it cannot be told.
   virtual std::optional<int> lock_holder() { return std::nullopt; }

@@ -68,14 +68,12 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
 
 // --- fail-stop ---------------------------------------------------------------
 
-Status JournaledFile::poison(const Status& s) {
+Status JournaledFile::fail_stop(const Status& why) {
   if (failed_.is_ok())
-    failed_ = Status(s.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
-                     s.message() + "; " + base_->path() + " stays at its last commit", s.sys_errno());
+    failed_ = Status(why.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
+                     why.message() + "; " + base_->path() + " stays at its last commit", why.sys_errno());
   return failed_;
 }
-
-Status JournaledFile::fail_stop(const Status& why) { return poison(why); }
 
 Status JournaledFile::write_refusal() const {
   if (read_only_) return Status(Code::kInvalid, base_->path() + " is open read-only");

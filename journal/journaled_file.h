@@ -184,8 +184,9 @@ class JournaledFile : private RecoveredImage {
   // Before a raw read: takes in what the other ranks appended to their data
   // logs since the last call (peer_logs.h).
   Status refresh_peers();
-  // Poisons the file with `why` (a commit that another rank could not
-  // make): the file stays at its last commit.  Returns the poison.
+  // Poisons the file with `why` unless it is poisoned already (guarded()
+  // does this with any error; collective_commit with another rank's): the
+  // file stays at its last commit.  Returns the poison.
   Status fail_stop(const Status& why);
 
   const OpenReport& report() const { return report_; }
@@ -217,7 +218,6 @@ class JournaledFile : private RecoveredImage {
   // nothing, so there is nothing to protect.
   template <typename Work>
   auto guarded(Work&& work) -> decltype(work());
-  Status poison(const Status& s);
   // Why a write is refused before it starts (read-only, passive), or ok.
   Status write_refusal() const;
   // The error of a passive handle, or of an open refused for `holder`'s lock.
@@ -334,7 +334,7 @@ template <typename Work>
 auto JournaledFile::guarded(Work&& work) -> decltype(work()) {
   if (!failed_.is_ok()) return failed_;
   auto result = work();
-  if (!result && !read_only_) return poison(status_of(result));
+  if (!result && !read_only_) return fail_stop(status_of(result));
   return result;
 }
 

@@ -88,10 +88,7 @@ Status PosixFile::try_lock(LockMode mode) {
   }
   int fd = lock_fd_.valid() ? lock_fd_.get() : fd_.get();
   int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-  if (::flock(fd, op) == 0) {
-    locked_ = true;
-    return Status::ok();
-  }
+  if (::flock(fd, op) == 0) return Status::ok();
   if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle", EWOULDBLOCK);
   return error(errno, "lock");
 }
@@ -121,15 +118,6 @@ std::optional<int> PosixFile::lock_holder() {
   return std::nullopt;
 }
 
-Status PosixFile::unlock() {
-  if (lock_fd_.valid()) {
-    lock_fd_.reset();  // closing the descriptor drops its lock
-  } else if (locked_ && ::flock(fd_.get(), LOCK_UN) != 0) {
-    return error(errno, "unlock");
-  }
-  locked_ = false;
-  return Status::ok();
-}
 
 static bool xattrs_unsupported(int err) { return err == ENOTSUP || err == EOPNOTSUPP || err == EPERM; }
 

@@ -20,7 +20,6 @@ class PosixFile : public File {
   Status truncate(uint64_t size) override;
   Result<uint64_t> size() override;
   Status try_lock(LockMode mode) override;
-  Status unlock() override;
   std::optional<int> lock_holder() override;
   Result<std::optional<std::string>> get_xattr(const std::string& name) override;
   Result<bool> set_xattr(const std::string& name, const std::string& value) override;
@@ -54,7 +53,6 @@ class PosixFile : public File {
   // process.  Otherwise fd_ carries the lock (one descriptor per file, as
   // sec2 has: HDF5's family driver opens thousands of members).
   UniqueFd lock_fd_;
-  bool locked_ = false;
   uint64_t next_ticket_ = 1;
 };
 

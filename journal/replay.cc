@@ -59,7 +59,6 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     for (const Record& r : *records) {
       add_to_image(plan.raw, plan.overlay, r.pattern, r.data_log, r.data_offset);
       plan.bytes_to_apply += r.write.length;
-      ++plan.rebuilt_extents;
       if (r.header.txn != last) ++plan.rebuilt_txns;
       last = r.header.txn;
     }

@@ -40,7 +40,6 @@ struct ReplayPlan {
   // Salvage: transactions whose journal records were lost to damage, and
   // whose raw data came back from the data log's own records.
   uint64_t rebuilt_txns = 0;
-  uint64_t rebuilt_extents = 0;
 };
 
 // What replay asks of the data log.

@@ -20,7 +20,7 @@ source "$(dirname "$0")/common.sh"
 # unit, crash, same_dump, h5recover, config_errors; the MPI tests where the
 # HDF5 is parallel (at 2 ranks: stage 1 runs them at 4 too); the h5py tests
 # where an h5py on that HDF5 is installed.  Only what they run is built.
-MATRIX_TESTS='^(unit|crash_v0|crash_v3|same_dump_v0|same_dump_v3|h5recover|config_errors|no_mpi_in_serial_programs|second_open|h5py_.*|mpi_.*np2.*)$'
+MATRIX_TESTS='^(unit|crash_default|crash_latest|same_dump_default|same_dump_latest|h5recover|config_errors|no_mpi_in_serial_programs|second_open|h5py_.*|mpi_.*np2.*)$'
 MATRIX_TARGETS=(h5journal h5recover timestep_sim crash_test unit_tests features journal_reseal open_by_name second_open)
 MATRIX_MPI_TARGETS=(parallel_patterns rank_death parallel_timesteps file_per_process)
 DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
@@ -86,7 +86,7 @@ in_chroot() {
     # Debian's libhdf5_mpich takes 0.4 s of system time to load, in every
     # process, MPI or not: the kill test, a process per kill, runs once here.
     mpich)
-      MATRIX_TESTS=${MATRIX_TESTS/|crash_v0|/|}
+      MATRIX_TESTS=${MATRIX_TESTS/|crash_default|/|}
       build_and_test /src/build-2.x-mpich -DH5JOURNAL_HDF5_PKG=hdf5-mpich
       ;;
     plugin-check)

@@ -47,7 +47,6 @@ class FaultFile : public File {
   Status truncate(uint64_t s) override { return in_->truncate(s); }
   Result<uint64_t> size() override { return in_->size(); }
   Status try_lock(LockMode m) override { return in_->try_lock(m); }
-  Status unlock() override { return in_->unlock(); }
   Result<std::optional<std::string>> get_xattr(const std::string& n) override { return in_->get_xattr(n); }
   Result<bool> set_xattr(const std::string& n, const std::string& v) override { return in_->set_xattr(n, v); }
   Status remove_xattr(const std::string& n) override { return in_->remove_xattr(n); }

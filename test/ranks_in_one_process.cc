@@ -16,6 +16,8 @@ namespace {
 // the baton back to rank 0.  A rank reads a round's output at its next
 // turn, before it leaves the next round's input.
 class Baton {
+  const int ranks_;
+
  public:
   explicit Baton(int ranks) : ranks_(ranks), statuses_(size_t(ranks)), indexes_(size_t(ranks)) {}
 
@@ -75,7 +77,6 @@ class Baton {
     rank0_value_out_ = rank0_value_in_;
   }
 
-  int ranks_;
   std::mutex mutex_;
   std::condition_variable changed_;
   int turn_ = 0;

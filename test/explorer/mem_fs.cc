@@ -10,7 +10,7 @@ class MemFile : public File {
  public:
   MemFile(MemFileSystem& fs, std::string path, std::shared_ptr<MemNode> node, bool writable)
       : fs_(fs), path_(std::move(path)), node_(std::move(node)), writable_(writable) {}
-  ~MemFile() override { (void)unlock(); }
+  ~MemFile() override { release_lock(); }
 
   const std::string& path() const override { return path_; }
 
@@ -45,7 +45,7 @@ class MemFile : public File {
   }
   Result<uint64_t> size() override { return uint64_t(node_->data.size()); }
   Status try_lock(LockMode mode) override {
-    H5J_RETURN_IF_ERROR(unlock());
+    release_lock();
     if (node_->exclusive_lock || (mode == LockMode::kExclusive && node_->shared_locks > 0))
       return Status(Code::kBusy, path_ + " is locked by another open handle");
     if (mode == LockMode::kExclusive) node_->exclusive_lock = true;
@@ -54,12 +54,11 @@ class MemFile : public File {
     holding_ = true;
     return Status::ok();
   }
-  Status unlock() override {
-    if (!holding_) return Status::ok();
+  void release_lock() {
+    if (!holding_) return;
     if (held_ == LockMode::kExclusive) node_->exclusive_lock = false;
     else --node_->shared_locks;
     holding_ = false;
-    return Status::ok();
   }
   Result<std::optional<std::string>> get_xattr(const std::string& name) override {
     auto it = node_->xattrs.find(name);
