@@ -24,7 +24,7 @@ void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize>
   put_u64(p + 64, h.base_size);
   put_u16(p + 84, uint16_t(h.target_name.size()));
   std::memcpy(p + 86, h.target_name.data(), h.target_name.size());
-  put_u32(p + 508, mask_crc(crc32c(p, 508)));
+  seal_header_slot(out);
 }
 
 Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> in) {
@@ -156,6 +156,17 @@ uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::s
   crc = crc32c(payload_head.data(), payload_head.size(), crc);
   for (auto piece : payload_rest) crc = crc32c(piece.data(), piece.size(), crc);
   return mask_crc(crc);
+}
+
+void seal_header_slot(std::span<std::byte, kHeaderSlotSize> slot) {
+  put_u32(slot.data() + 508, mask_crc(crc32c(slot.data(), 508)));
+}
+
+void seal_record(std::span<std::byte> record) {
+  auto header = record.first<kRecordHeaderSize>();
+  uint32_t len = decode_record_header(header).payload_len;
+  assert(record.size() >= kRecordHeaderSize + len);
+  put_u32(record.data(), record_crc(header, record.subspan(kRecordHeaderSize, len)));
 }
 
 std::string encode_binding(const Binding& b) {

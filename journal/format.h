@@ -177,6 +177,12 @@ inline uint64_t record_span(uint64_t payload_len) {
   return (kRecordHeaderSize + payload_len + 7) & ~uint64_t(7);
 }
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+// Where the record after the one at `offset` starts: right after it, or,
+// after a COMMIT, on the next block.
+inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h) {
+  uint64_t next = offset + record_span(h.payload_len);
+  return h.type == RecordType::kCommit ? align_up(next, kBlockSize) : next;
+}
 
 struct WritePayloadHeader {
   uint64_t address = 0;
@@ -222,6 +228,12 @@ CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in);
 // payload, given as a head and the pieces that follow it.
 uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,
                     std::span<const std::span<const std::byte>> payload_rest = {});
+
+// Recompute and store the CRC of a header slot, or of a record whose header
+// and payload `record` holds (its payload length read from its header):
+// for tools that change bytes on purpose and need them to validate again.
+void seal_header_slot(std::span<std::byte, kHeaderSlotSize> slot);
+void seal_record(std::span<std::byte> record);
 
 // The binding attribute's value.
 struct Binding {

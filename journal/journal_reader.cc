@@ -177,9 +177,7 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
   }
-  uint64_t next = offset_ + record_span(h.payload_len);
-  if (h.type == RecordType::kCommit) next = align_up(next, header_.block_size);
-  rec.next_offset = offset_ = next;
+  rec.next_offset = offset_ = next_record_offset(offset_, h);
   return std::optional<Record>(std::move(rec));
 }
 

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "exit_status.h"
 #include "hdf5_walk.h"
+#include "journal_listing.h"
 #include "journal_reader.h"
 #include "recovery.h"
 #include "superblock.h"
@@ -34,6 +35,7 @@ struct Options {
   std::string file, journal, mode = "point-in-time", output;
   bool dry_run = false, as_json = false, verbose = false, quiet = false, verify = false, keep_journal = false;
   bool materialize = false;
+  bool list = false;
 };
 
 // The result of a run: its exit status, a one-line message, and the report.
@@ -190,6 +192,43 @@ Progress progress_bar(bool enabled) {
   };
 }
 
+// Whether `path` starts like a journal or a data log (a header slot's magic).
+bool is_journal(const std::string& path) {
+  auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!f) return false;
+  for (uint64_t slot : kHeaderSlotOffset) {
+    std::array<std::byte, sizeof kMagic> head{};
+    auto n = (*f)->read_at(slot, head);
+    if (n && *n == head.size() && std::memcmp(head.data(), kMagic, head.size()) == 0) return true;
+  }
+  return false;
+}
+
+Outcome list_one(const std::string& path, bool data_log) {
+  Status s = list_journal(path, data_log, stdout);
+  return s ? Outcome{kExitRecovered, "", json::object()} : fail(exit_status_for(s), s.message());
+}
+
+// --list: FILE's journal and data logs, found as recovery finds them; or
+// FILE itself, if it is a journal or a data log.
+Outcome list(const Options& o) {
+  if (is_journal(o.file)) return list_one(o.file, o.file.find(".data") != std::string::npos);
+  H5FD_journal_fapl_t config;
+  H5Pget_fapl_journal_defaults(&config);
+  std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
+  if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
+  if (!posix_filesystem().exists(journal)) return fail(kExitNothingToDo, "no journal: " + journal + " does not exist");
+  Outcome out = list_one(journal, false);
+  auto logs = existing_data_logs(posix_filesystem(), journal);
+  if (!logs) return fail(kExitIoError, logs.status().message());
+  for (uint32_t n : *logs) {
+    if (out.status != kExitRecovered) break;
+    std::printf("\n");
+    out = list_one(data_log_path_for(journal, n), true);
+  }
+  return out;
+}
+
 Outcome recover(const Options& o) {
   struct stat st;
   if (::stat(o.file.c_str(), &st) != 0) return fail(kExitNotHdf5, "no such file: " + o.file);
@@ -291,6 +330,9 @@ int main(int argc, char** argv) {
   app.add_flag("--materialize", o.materialize,
                "FILE was closed in log form (materialize=never): make it a plain HDF5 file. Without the flag "
                "h5recover does the same; with it, a FILE not in log form is an error (exit 2)");
+  app.add_flag("--list", o.list,
+               "list FILE's journal and data logs record by record (FILE may also be a journal or a data log); "
+               "change nothing");
   app.footer(kExitTable);
   try {
     app.parse(argc, argv);
@@ -301,6 +343,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (o.list) {
+    Outcome listed = list(o);
+    if (listed.status != kExitRecovered) std::fprintf(stderr, "h5recover: %s\n", listed.message.c_str());
+    return listed.status;
+  }
   auto t0 = std::chrono::steady_clock::now();
   Outcome out = recover(o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

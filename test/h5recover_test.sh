@@ -3,7 +3,7 @@
 # exit status, that the one-line message names the problem, and that the
 # files are unchanged unless recovery is sound.
 set -uo pipefail
-recover=$1 sim=$2 reseal=$3 h5bin=$4 work=$5 plugin=$6
+recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6
 if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
   if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
@@ -11,30 +11,17 @@ fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 failures=0 cases=0
 
-# Where a journal's records end: the writer writes zeros ahead of them.
-records_end() { /usr/bin/python3 -c 'import sys; print(len(open(sys.argv[1], "rb").read().rstrip(b"\0")))' "$1"; }
-# Overwrites 8 payload bytes of the WRITE record nearest the middle of the
-# journal's records (docs/journal-format.md 2.2: 32-byte headers, type at 4,
-# payload length at 8, LSN at 16; a COMMIT's successor starts on 4096).
+# The journal's valid records of TYPE, as h5recover --list gives them:
+# OFFSET TYPE TXN ADDRESS LENGTH BYTES_AT CRC ... (recovery_tool/journal_listing.h).
+records() { "$recover" "$1" --list | awk -v type="$2" '$2 == type && $7 == "ok"'; }
+# Where a journal's records end (the writer writes zeros ahead of them).
+records_end() { "$recover" "$1" --list | sed -n 's/^summary: .*records end at \([0-9]*\).*/\1/p'; }
+# Overwrites 8 bytes of the data of the WRITE record nearest the middle of
+# the journal's records (one of at least 8 bytes).
 damage_middle_record() {
-  /usr/bin/python3 - "$1" << 'EOF'
-import struct, sys
-path = sys.argv[1]
-d = bytearray(open(path, "rb").read())
-off, writes = 4096, []
-while off + 32 <= len(d):
-    typ, plen, lsn = d[off + 4], struct.unpack_from("<I", d, off + 8)[0], struct.unpack_from("<Q", d, off + 16)[0]
-    if typ == 0 or lsn != off:
-        break
-    if typ == 2 and plen >= 32:
-        writes.append(off)
-    off += 32 + (plen + 7) // 8 * 8
-    if typ == 3:
-        off = (off + 4095) // 4096 * 4096
-victim = writes[len(writes) // 2] + 32 + 24
-d[victim:victim + 8] = b"XXXXXXXX"
-open(path, "wb").write(d)
-EOF
+  local at
+  at=$(records "$1" WRITE | awk '$5 >= 8 {a[++n] = $6} END {print a[int((n + 1) / 2)]}')
+  printf 'XXXXXXXX' | dd of="$1" bs=1 seek="$at" conv=notrunc 2> /dev/null
 }
 fingerprint() { for f in "$@"; do [[ -e $f ]] && sha256sum "$f" | cut -c1-16 || echo "absent"; done; }
 
@@ -137,16 +124,9 @@ cp b.h5.jnl foreign.jnl
 expect 5 "belongs to another file" yes -- a.h5 --journal foreign.jnl
 expect 2 "give --output" yes -- a.h5 --mode salvage
 # An older generation: a crash after several checkpoints, with the journal's
-# header rolled back to generation 1 (and resealed, so it validates).
+# header rolled back to generation 1 (sealed again, so it validates).
 crashed g.h5 --checkpoint-bytes 65536
-python3 - g.h5.jnl <<'PY'
-import struct, sys
-p = sys.argv[1]; d = bytearray(open(p, 'rb').read())
-for slot in (0, 2048):
-    if d[slot:slot + 6] == b'H5JRNL': struct.pack_into('<Q', d, slot + 16, 1)
-open(p, 'wb').write(bytes(d))
-PY
-"$reseal" g.h5.jnl > /dev/null
+"$tamper" set-generation g.h5.jnl 1 > /dev/null
 WATCH="g.h5 g.h5.jnl"
 expect 5 "is older than" yes -- g.h5
 WATCH="a.h5 a.h5.jnl"
@@ -158,8 +138,14 @@ printf 'garbage!' | dd of=a.h5.jnl bs=1 seek=0 conv=notrunc 2> /dev/null
 expect 6 "journal header" yes -- a.h5
 cp a.h5.jnl.good a.h5.jnl
 
-# A record damaged in the middle.
+# A record damaged in the middle: --list shows where the stream breaks, and
+# the records that follow it.
 damage_middle_record a.h5.jnl
+listed=$("$recover" a.h5 --list)
+cases=$((cases + 1))
+grep -q '^[0-9]* DAMAGED - - - - bad record checksum mismatch$' <<<"$listed" &&
+  grep -A1 ' DAMAGED ' <<<"$listed" | tail -1 | grep -q '^[0-9]* [A-Z]* [0-9]* .* ok' ||
+  { echo "FAIL --list: no DAMAGED line, or no records after it"; failures=$((failures + 1)); }
 expect 6 "journal damaged" yes -- a.h5 --mode strict
 expect 6 "damaged in the middle" yes -- a.h5 --mode tolerate-tail
 expect 0 "recovered salvaged.h5" yes -- a.h5 --mode salvage --output salvaged.h5
@@ -209,6 +195,18 @@ expect 0 "recovered r.h5" no -- r.h5 --verify --keep-journal
 "$h5bin/h5dump" -H r.h5 > /dev/null || { echo "FAIL h5dump cannot read the recovered file"; failures=$((failures + 1)); }
 expect 1 "nothing to do" no -- r.h5  # idempotent: a second run finds nothing to do
 
+# --list, on a journal an older writer wrote (format version 2): every
+# record, where its bytes are, and the summary.
+cases=$((cases + 1))
+"$recover" "$(dirname "$0")/data/old_journals/v2/old.h5.jnl" --list > listed.txt
+for line in "journal .*/old.h5.jnl: 16552 bytes, format version 2" "slot 1 at 2048: generation 1 in use" \
+  "12440 ZERO 2 6000 2292 - ok" "12488 WRITE 2 9000 64 12544 ok" \
+  "16424 DATA 3 20000 3000 0:4152 ok end 23000, runs of 3000 x 1 (stride 0) x 1 (stride 0)" \
+  "16488 COMMIT 3 - - - ok size 23000, 2 records, BEGIN at 16384" \
+  "summary: 3 committed transaction(s) \[1..3\], 0 record(s) after the last commit, records end at 16552"; do
+  grep -q "^$line\$" listed.txt || { echo "FAIL --list: no line '$line'"; failures=$((failures + 1)); }
+done
+
 # --json is machine-readable.
 crashed j.h5
 "$recover" j.h5 --dry-run --json > report.json
@@ -218,19 +216,10 @@ cases=$((cases + 1))
 
 # --verify catches a recovery that replays wrong bytes which still validate.
 crashed v.h5
-python3 - v.h5.jnl <<'PY'
-import struct, sys
-p = sys.argv[1]; d = bytearray(open(p, 'rb').read())
-off = 4096
-while off + 32 <= len(d):
-    typ, plen = d[off + 4], struct.unpack_from('<I', d, off + 8)[0]
-    if typ == 2 and plen > 24:  # WRITE: scribble over its bytes
-        for i in range(off + 56, off + 32 + plen): d[i] = 0x5a
-    nxt = off + ((32 + plen + 7) & ~7)
-    off = (nxt + 4095) // 4096 * 4096 if typ == 3 else nxt
-open(p, 'wb').write(bytes(d))
-PY
-"$reseal" v.h5.jnl > /dev/null
+records v.h5.jnl WRITE | while read -r _ _ _ _ length at _; do  # scribble over every WRITE's bytes
+  head -c "$length" /dev/zero | tr '\0' Z | dd of=v.h5.jnl bs=1 seek="$at" conv=notrunc 2> /dev/null
+done
+"$tamper" reseal v.h5.jnl > /dev/null
 expect 8 "does not read back" no -- v.h5 --verify
 
 # --- a read-only file, and a full disk ---------------------------------------
