@@ -90,10 +90,11 @@ Result<std::vector<Record>> DataLogSet::records_of(const JournalHeader& journal,
     if (!reader) continue;  // no valid header: nothing to rebuild from
     const JournalHeader& h = (*reader)->header();
     if (h.uuid != journal.uuid || h.generation != journal.generation || h.salt != journal.salt) continue;
-    auto taken = for_each_salvaged_record(**reader, [&](const Record& r) {
+    auto on_record = [&](const Record& r) {
       bool holds_bytes = r.header.type == RecordType::kData && r.header.payload_len > kDataPayloadSize;
       if (holds_bytes && r.header.txn >= first && r.header.txn <= last) out.push_back(r);
-    });
+    };
+    auto taken = for_each_salvaged_record(**reader, on_record, [](uint64_t, StreamEnd) {});
     if (!taken) return taken;
   }
   return out;

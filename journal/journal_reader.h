@@ -107,8 +107,9 @@ template <typename OnRecord>
 Status for_each_record(JournalReader& reader, OnRecord&& on_record);
 // As for_each_record, but past damage it finds the next valid record of the
 // generation (resync) and carries on: how salvage and the inspector read.
-template <typename OnRecord>
-Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record);
+// `on_damage(offset, why)` is told of each break first.
+template <typename OnRecord, typename OnDamage>
+Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record, OnDamage&& on_damage);
 
 // One committed transaction's WRITE and ZERO records, in log order, as
 // positions in the journal.

@@ -16,11 +16,12 @@ Status for_each_record(JournalReader& reader, OnRecord&& on_record) {
   }
 }
 
-template <typename OnRecord>
-Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record) {
+template <typename OnRecord, typename OnDamage>
+Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record, OnDamage&& on_damage) {
   for (;;) {
     H5J_RETURN_IF_ERROR(for_each_record(reader, on_record));
     if (clean_end(reader.end())) return Status::ok();
+    on_damage(reader.end_offset(), reader.end());
     auto later = reader.resync(reader.end_offset() + 8, /*begin_only=*/false);
     if (!later) return later.status();
     if (!later->has_value()) return Status::ok();

@@ -105,16 +105,9 @@ Status list_journal(const std::string& path, bool data_log, std::FILE* out) {
     last = r.header.txn;
     after_commit = 0;
   };
-  for (;;) {
-    H5J_RETURN_IF_ERROR(for_each_record(**reader, on_record));
-    if (clean_end((*reader)->end())) break;
-    uint64_t at = (*reader)->end_offset();
-    std::fprintf(out, "%" PRIu64 " DAMAGED - - - - bad %s\n", at, stream_end_name((*reader)->end()));
-    auto later = (*reader)->resync(at + 8, /*begin_only=*/false);
-    if (!later) return later.status();
-    if (!later->has_value()) break;
-    (*reader)->seek(**later);
-  }
+  H5J_RETURN_IF_ERROR(for_each_salvaged_record(**reader, on_record, [&](uint64_t at, StreamEnd why) {
+    std::fprintf(out, "%" PRIu64 " DAMAGED - - - - bad %s\n", at, stream_end_name(why));
+  }));
   // Past a COMMIT the reader looks for the next record on the next block,
   // which may lie past the end of the file.
   std::fprintf(out, "end: %s at offset %" PRIu64 "\n", stream_end_name((*reader)->end()),
