@@ -272,7 +272,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   if (!w) return w.status();
   writer_ = std::move(*w);
   // Under MPI every rank keeps a data log, numbered by rank, rank 0's too:
-  // the numbers must have no gaps (data_log_records, h5recover).
+  // the numbers must have no gaps (DataLogSet::records_of, h5recover).
   bool data_log = opts_.raw_mode != RawMode::kInPlace || opts_.role == Role::kMpiOwner;
   return data_log ? data_logs_.start(h, /*fresh=*/!reused, opts_.ring) : Status::ok();
 }
