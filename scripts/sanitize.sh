@@ -6,7 +6,8 @@
 # states and the timesteps workload; 300 MPI states and the mpi-inplace
 # workload), since ASan slows them about 40-fold.
 # ThreadSanitizer does not apply: the engine has no threads (io_uring is
-# asynchronous without them).
+# asynchronous without them), and the tests' ranks_in_one_process runs one
+# thread at a time, handing over under a mutex.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
@@ -20,10 +21,9 @@ cmake -S "$ROOT_DIR" -B "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PA
 cmake --build "$ASAN_DIR" -j "$JOBS"
 say "running the test suite under ASan + UBSan"
 cd "$ASAN_DIR"
-# MPICH's MPI_Init leaks in hwloc's plugins, which it then unloads, so no
-# suppression can name them; the driver calls MPI_Init for any program
-# that opens a file by driver name outside MPI.  Without plugins hwloc uses
-# its built-in components, and nothing leaks.
+# MPICH's MPI_Init (in the MPI tests) leaks in hwloc's plugins, which it
+# then unloads, so no suppression can name them.  Without plugins hwloc
+# uses its built-in components, and nothing leaks.
 export HWLOC_PLUGINS_PATH=/nonexistent
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
