@@ -3,16 +3,6 @@
 #include <filesystem>
 
 namespace h5j {
-namespace {
-
-std::string hex(const std::array<uint8_t, 16>& uuid) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : uuid) s += {d[b >> 4], d[b & 15]};
-  return s;
-}
-
-}  // namespace
 
 std::string journal_target_name(const std::string& path) {
   auto slash = path.rfind('/');
@@ -57,8 +47,8 @@ Status check_journal_belongs(File& base, const JournalHeader& h, const std::stri
   }
   const Binding& b = **binding;
   if (b.uuid != h.uuid)
-    return Status(Code::kForeign, "journal " + journal_path + " belongs to another file (journal " + hex(h.uuid) +
-                                      ", file bound to " + hex(b.uuid) + ")");
+    return Status(Code::kForeign, "journal " + journal_path + " belongs to another file (journal " + uuid_hex(h.uuid) +
+                                      ", file bound to " + uuid_hex(b.uuid) + ")");
   if (b.generation > h.generation)
     return Status(Code::kForeign, "journal " + journal_path + " is older than " + base.path() + " (generation " +
                                       std::to_string(h.generation) + ", file at " + std::to_string(b.generation) + ")");

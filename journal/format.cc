@@ -169,6 +169,13 @@ void seal_record(std::span<std::byte> record) {
   put_u32(record.data(), record_crc(header, record.subspan(kRecordHeaderSize, len)));
 }
 
+std::string uuid_hex(const std::array<uint8_t, 16>& uuid) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : uuid) s += {d[b >> 4], d[b & 15]};
+  return s;
+}
+
 std::string encode_binding(const Binding& b) {
   std::string v(kBindingFixedSize, '\0');
   auto* p = reinterpret_cast<std::byte*>(v.data());

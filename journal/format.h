@@ -242,6 +242,8 @@ struct Binding {
   std::string journal_path;
 };
 std::string encode_binding(const Binding& b);
+// A journal UUID as 32 hex digits, for messages and listings.
+std::string uuid_hex(const std::array<uint8_t, 16>& uuid);
 // nullopt for a value too short to be a binding.
 std::optional<Binding> decode_binding(std::string_view value);
 

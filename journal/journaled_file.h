@@ -9,6 +9,7 @@
 //   commit.cc             transactions, commit, checkpoint, close, log form
 //   rank_steps.cc         an MPI rank's part: following rank 0, the steps
 //                         of the collective commit (collective_commit.h)
+//   journal_options.h     what open takes (JournalOptions, Access) and reports
 //   image_layers.h        the image between checkpoints, the protected end
 //   staged_writes.h       small raw pieces in new space, placed later
 //   data_logs.h           the data logs: naming, reading, appending, salvage
@@ -39,6 +40,7 @@
 #include "data_logs.h"
 #include "file.h"
 #include "image_layers.h"
+#include "journal_options.h"
 #include "journal_follower.h"
 #include "journal_writer.h"
 #include "peer_logs.h"
@@ -59,78 +61,6 @@ class RecoveredImage {
   virtual uint64_t size() const = 0;
 };
 
-// Where raw data (HDF5's H5FD_MEM_DRAW writes, write_raw) goes.
-enum class RawMode {
-  kInPlace,  // as any other write: the write-ahead rule
-  kLog,      // appended to the data log, indexed by DATA records in the journal
-  kAuto,     // in place when large and in new space (at or above the protected end), else the data log
-};
-
-// Raw bytes for [addr, addr + bytes.size()): one element of a vector write.
-struct RawPiece {
-  uint64_t addr;
-  std::span<const std::byte> bytes;
-};
-
-// Who a handle is among the processes writing one file (docs/design.md §10).
-enum class Role {
-  kSerial,       // the only writer
-  kMpiOwner,     // MPI rank 0: owns the journal, publishes its records as it appends them
-  kMpiFollower,  // any other rank: follows the journal's tail, keeps its own data log
-};
-
-struct JournalOptions {
-  std::string journal_path;
-  // The file name the journal records (its base name); empty: the file's own.
-  // A recovered copy keeps the original's, so the journal still binds to it.
-  std::string target_name;
-  RingOptions ring;
-  IoEngine engine = IoEngine::kAuto;
-  uint64_t checkpoint_bytes = uint64_t(64) << 20;
-  // A write above the protected end shorter than this is journaled, not
-  // written in place.  0: every such write in place (the tests' setting, to
-  // exercise the in-place path with small writes).
-  uint64_t inplace_min_bytes = uint64_t(64) << 10;
-  RawMode raw_mode = RawMode::kInPlace;
-  uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
-  Role role = Role::kSerial;
-  uint32_t ranks = 1;     // MPI: how many ranks, hence data logs, share the file
-  // The raw layer's windows, 2^this bytes: the unit an MPI checkpoint splits
-  // between ranks (write_raw_share).  Tests make them small.
-  unsigned raw_window_shift = 20;
-  // false: close leaves the file in log form (journal, data log, and the
-  // guard at offset 0); the next read-write open or h5recover materializes.
-  bool materialize_at_close = true;
-  bool recover_on_open = true;  // false: refuse to open a file that needs recovery
-  RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
-  Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
-  std::function<Status(RecoveredImage&)> after_replay;
-  // Where every file operation goes: the real file system unless a test puts
-  // a fault-injecting or recording one behind the seam.  Not owned.
-  FileSystem* fs = &posix_filesystem();
-};
-
-// kTruncate: an existing file, emptied (HDF5's TRUNC without CREAT).
-enum class Access { kReadOnly, kReadWrite, kTruncate, kCreate, kCreateTruncate, kCreateExclusive };
-
-inline bool truncates(Access a) { return a == Access::kTruncate || a == Access::kCreateTruncate; }
-
-// What open found, for messages, reports and tests.
-struct OpenReport {
-  bool journal_found = false;
-  bool recovered = false;       // a journal was found and recovered (replayed or overlaid)
-  uint64_t replayed_txns = 0;
-  uint64_t last_txn = 0;        // the last transaction replayed
-  uint64_t discarded_records = 0;
-  uint64_t generation = 0;      // of the journal found
-  uint64_t bytes_applied = 0;
-  uint64_t logical_size = 0;    // of the recovered file
-  StreamEnd end = StreamEnd::kEndOfFile;
-  std::string end_detail;       // where and why the journal's stream ended
-  std::vector<SkippedRange> skipped;  // salvage
-  uint64_t rebuilt_txns = 0;          // salvage: transactions whose raw data came from the data log alone
-  bool passive = false;         // another handle owns the journal
-};
 
 class JournaledFile : private RecoveredImage {
  public:

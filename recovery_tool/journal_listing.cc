@@ -10,13 +10,6 @@
 namespace h5j {
 namespace {
 
-std::string hex(const std::array<uint8_t, 16>& uuid) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : uuid) s += {d[b >> 4], d[b & 15]};
-  return s;
-}
-
 std::string utc(uint64_t ns) {
   std::time_t t = std::time_t(ns / 1000000000);
   std::tm tm{};
@@ -92,7 +85,7 @@ Status list_journal(const std::string& path, bool data_log, std::FILE* out) {
   std::fprintf(out,
                "header: generation %" PRIu64 ", uuid %s, salt 0x%08x, first transaction %" PRIu64
                ", created %s, base size %" PRIu64 ", target \"%s\"\n",
-               h.generation, hex(h.uuid).c_str(), h.salt, h.first_txn, utc(h.created_ns).c_str(), h.base_size,
+               h.generation, uuid_hex(h.uuid).c_str(), h.salt, h.first_txn, utc(h.created_ns).c_str(), h.base_size,
                h.target_name.c_str());
   std::fprintf(out, "offset type txn address length bytes_at crc note\n");
   uint64_t committed = 0, first = 0, last = 0, after_commit = 0, records_end = kFirstRecordOffset;
