@@ -47,7 +47,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   // a follower's copy, taken at its commit, would land after rank 0's newer
   // one.  No HDF5 path reaches a follower with one; one that did would be
   // rank 0's bytes again.
-  if (data.empty() || follower()) return guarded([] { return Status::ok(); });
+  if (data.empty() || follower()) return guarded([] { return Status::ok(); });  // only the poison to report
   return guarded([&] {
     H5J_RETURN_IF_ERROR(begin_transaction());
     H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
