@@ -7,24 +7,38 @@
 #include "crc32c.h"
 
 namespace h5j {
+namespace {
+
+// The number of the data log whose path is a journal's path followed by
+// `suffix`: ".data" is 0, ".data.<n>" (n >= 1, no leading zero) is n, as
+// data_log_path_for spells them; nullopt for any other suffix.
+std::optional<uint32_t> data_log_number(std::string_view suffix) {
+  constexpr std::string_view kData = ".data";
+  if (suffix.substr(0, kData.size()) != kData) return std::nullopt;
+  std::string_view rest = suffix.substr(kData.size());
+  if (rest.empty()) return 0;
+  if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') return std::nullopt;
+  uint32_t n = 0;
+  auto [end, err] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), n);
+  if (err != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+bool names_a_data_log(const std::string& path) {
+  for (size_t at = path.rfind(".data"); at != std::string::npos && at > 0; at = path.rfind(".data", at - 1))
+    if (data_log_number(std::string_view(path).substr(at))) return true;
+  return false;
+}
 
 Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path) {
   std::string base = data_log_path_for(journal_path);
   auto paths = fs.paths_with_prefix(base);
   if (!paths) return paths.status();
   std::vector<uint32_t> logs;
-  for (const std::string& path : *paths) {
-    std::string_view rest = std::string_view(path).substr(base.size());
-    if (rest.empty()) {
-      logs.push_back(0);
-      continue;
-    }
-    // ".<n>" with n >= 1, as data_log_path_for spells it; any other name is not a data log.
-    if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') continue;
-    uint32_t n = 0;
-    auto [end, err] = std::from_chars(rest.data() + 1, rest.data() + rest.size(), n);
-    if (err == std::errc() && end == rest.data() + rest.size()) logs.push_back(n);
-  }
+  for (const std::string& path : *paths)
+    if (auto n = data_log_number(std::string_view(path).substr(journal_path.size()))) logs.push_back(*n);
   std::sort(logs.begin(), logs.end());
   return logs;
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ inline std::string data_log_path_for(const std::string& journal_path, uint32_t l
 // 0..n-1: under MPI every rank creates its own log as it opens, so a job
 // killed in its open can leave log 2 without log 1.
 Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::string& journal_path);
+
+// Whether `path` is named as a data log is (data_log_path_for).
+bool names_a_data_log(const std::string& path);
 
 // Removes every data log of the journal; with `sync`, makes the removals
 // durable when there were any.

@@ -70,15 +70,18 @@ std::string mib(uint64_t bytes) {
   return buf;
 }
 
+// Whether `path` holds `bytes` at `offset`.
+bool holds_at(const std::string& path, uint64_t offset, std::span<const char> bytes) {
+  auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!f) return false;
+  std::vector<std::byte> found(bytes.size());
+  auto n = (*f)->read_at(offset, found);
+  return n && *n == found.size() && std::memcmp(found.data(), bytes.data(), found.size()) == 0;
+}
+
 // Whether `file` was closed in log form (materialize=never): the guard at
 // offset 0, its own first bytes in the journal.
-bool in_log_form(const std::string& file) {
-  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
-  std::array<std::byte, sizeof kLogFormGuard> head{};
-  if (!base) return false;
-  auto n = (*base)->read_at(0, head);
-  return n && *n == head.size() && std::memcmp(head.data(), kLogFormGuard, head.size()) == 0;
-}
+bool in_log_form(const std::string& file) { return holds_at(file, 0, kLogFormGuard); }
 
 // A file with no journal: clean, or damaged in a way replay cannot help.
 Outcome classify_unjournaled(const std::string& file, const std::string& journal, bool log_form) {
@@ -194,14 +197,15 @@ Progress progress_bar(bool enabled) {
 
 // Whether `path` starts like a journal or a data log (a header slot's magic).
 bool is_journal(const std::string& path) {
-  auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
-  if (!f) return false;
-  for (uint64_t slot : kHeaderSlotOffset) {
-    std::array<std::byte, sizeof kMagic> head{};
-    auto n = (*f)->read_at(slot, head);
-    if (n && *n == head.size() && std::memcmp(head.data(), kMagic, head.size()) == 0) return true;
-  }
-  return false;
+  return holds_at(path, kHeaderSlotOffset[0], kMagic) || holds_at(path, kHeaderSlotOffset[1], kMagic);
+}
+
+// FILE's journal: --journal, else where the configuration puts it, else
+// (if none is there) the path the file's binding records.
+std::string journal_of(const Options& o, const H5FD_journal_fapl_t& config) {
+  if (!o.journal.empty()) return o.journal;
+  std::string journal = journal_path_for(o.file, config);
+  return posix_filesystem().exists(journal) ? journal : recorded_journal(o.file, journal);
 }
 
 Outcome list_one(const std::string& path, bool data_log) {
@@ -212,11 +216,10 @@ Outcome list_one(const std::string& path, bool data_log) {
 // --list: FILE's journal and data logs, found as recovery finds them; or
 // FILE itself, if it is a journal or a data log.
 Outcome list(const Options& o) {
-  if (is_journal(o.file)) return list_one(o.file, o.file.find(".data") != std::string::npos);
+  if (is_journal(o.file)) return list_one(o.file, names_a_data_log(o.file));
   H5FD_journal_fapl_t config;
   H5Pget_fapl_journal_defaults(&config);
-  std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
-  if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
+  std::string journal = journal_of(o, config);
   if (!posix_filesystem().exists(journal)) return fail(kExitNothingToDo, "no journal: " + journal + " does not exist");
   Outcome out = list_one(journal, false);
   auto logs = existing_data_logs(posix_filesystem(), journal);
@@ -240,8 +243,7 @@ Outcome recover(const Options& o) {
   if (o.materialize && !log_form)
     return fail(kExitUsage, o.file + " is not in log form (materialize=never); to recover it after a crash, run "
                             "h5recover without --materialize");
-  std::string journal = o.journal.empty() ? journal_path_for(o.file, config) : o.journal;
-  if (o.journal.empty() && !posix_filesystem().exists(journal)) journal = recorded_journal(o.file, journal);
+  std::string journal = journal_of(o, config);
   if (!posix_filesystem().exists(journal)) return classify_unjournaled(o.file, journal, log_form);
   if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");
