@@ -177,10 +177,11 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   return counted_result("W3", d, seconds_since(t0), "operations", ops);
 }
 
-// W4 time series: one 8 KiB step appended to a chunked extendible dataset,
-// then a commit, `steps` times.  Commit latency is the commit alone.
-json w4_time_series(const Driver& d, const std::string& path, int steps) {
-  const hsize_t width = 1024;
+// W4 time series: one step of `step_kib` KiB appended to a chunked
+// extendible dataset, then a commit, `steps` times.  Commit latency is the
+// commit alone.
+json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_t step_kib) {
+  const hsize_t width = step_kib * 1024 / sizeof(double);
   std::vector<double> row(width, 3.5);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hsize_t chunk[2] = {1, width};  // one step a chunk: a commit writes its step, not a growing chunk again
@@ -203,6 +204,41 @@ json w4_time_series(const Driver& d, const std::string& path, int steps) {
   json r = counted_result("W4", d, seconds_since(t0), "commits", steps);
   r["commit_p50_us"] = percentile(latencies, 0.50);
   r["commit_p99_us"] = percentile(latencies, 0.99);
+  r["step_kib"] = step_kib;
+  r["bytes"] = uint64_t(steps) * step_kib * 1024;
+  return r;
+}
+
+// Strided small elements (workloads.h), one commit, at close.
+json strided_elements(const Driver& d, const std::string& path, hsize_t n, hsize_t stride, const std::string& layout) {
+  uint64_t disk0 = bytes_sent_to_disk();
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  uint64_t bytes = write_strided_elements(f.id(), n, stride, layout, Share{});
+  f.close();
+  json r = result("strided", d, seconds_since(t0));
+  r.update({{"bytes", bytes}, {"stride", stride}, {"layout", layout}, {"disk_bytes", bytes_sent_to_disk() - disk0}});
+  return r;
+}
+
+// A checkpoint written in parts: one contiguous dataset of `mib` MiB,
+// written front to back in `pieces` pieces, a commit after each.  HDF5
+// allocates the whole dataset at the first write.
+json checkpoint_in_parts(const Driver& d, const std::string& path, uint64_t mib, int pieces) {
+  const hsize_t n = (mib << 20) / sizeof(double), piece = n / hsize_t(pieces);
+  std::vector<double> buf(piece, 4.5);
+  uint64_t disk0 = bytes_sent_to_disk();
+  auto t0 = Clock::now();
+  BenchFile f(d, path);
+  hid_t ds = create_dataset(f.id(), "checkpoint", {n});
+  for (int i = 0; i < pieces; ++i) {
+    write_box(ds, {hsize_t(i) * piece}, {piece}, buf.data());
+    f.commit();
+  }
+  H5Dclose(ds);
+  f.close();
+  json r = result("parts", d, seconds_since(t0));
+  r.update({{"bytes", n * sizeof(double)}, {"pieces", pieces}, {"disk_bytes", bytes_sent_to_disk() - disk0}});
   return r;
 }
 
@@ -267,6 +303,25 @@ json bare_write(const std::string& path, uint64_t mib) {
   return json{{"workload", "bare-write"}, {"seconds", secs}, {"bytes", mib << 20}};
 }
 
+// A step of `kib` KiB appended with pwrite, then fdatasync, `count` times:
+// what W4's step would cost written bare.  Latency of each write + sync.
+json bare_step(const std::string& path, uint64_t kib, int count) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("open " + path);
+  std::vector<char> step(kib << 10, 'x');
+  std::vector<double> latencies;
+  for (int i = 0; i < count; ++i) {
+    auto t0 = Clock::now();
+    if (::pwrite(fd, step.data(), step.size(), off_t(i) * off_t(step.size())) != ssize_t(step.size())) die("pwrite");
+    if (::fdatasync(fd) != 0) die("fdatasync");
+    latencies.push_back(seconds_since(t0) * 1e6);
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  return json{{"workload", "bare-step"}, {"step_kib", kib}, {"count", count}, {"p50_us", percentile(latencies, 0.50)},
+              {"p99_us", percentile(latencies, 0.99)}};
+}
+
 // A 4 KiB overwrite and an fdatasync, `count` times: the floor under any
 // durable commit.
 json bare_fdatasync(const std::string& path, int count) {
@@ -314,6 +369,22 @@ int main(int argc, char** argv) {
   w3->add_option("--ops", count, "operations")->required();
   auto* w4 = with_driver(app.add_subcommand("w4", "time series: append a step, commit, repeat"));
   w4->add_option("--steps", count, "steps")->required();
+  uint64_t kib = 8;
+  w4->add_option("--step-kib", kib, "KiB a step (default 8)");
+  hsize_t elements = 1 << 21, stride = 4;
+  std::string layout = "contiguous";
+  auto* st = with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset"));
+  st->add_option("--elements", elements, "doubles in the dataset");
+  st->add_option("--stride", stride, "elements between two written in one pass");
+  st->add_option("--layout", layout, "contiguous | chunked | columns");
+  int pieces = 16;
+  auto* parts = with_driver(app.add_subcommand("parts", "a checkpoint written in parts, a commit after each"));
+  parts->add_option("--mib", mib, "MiB in the dataset");
+  parts->add_option("--pieces", pieces, "pieces");
+  auto* bs = app.add_subcommand("bare-step", "a step appended with pwrite, then fdatasync: W4's floor");
+  bs->add_option("file", path)->required();
+  bs->add_option("--kib", kib, "KiB a step");
+  bs->add_option("--count", count, "steps")->required();
   auto* mk = app.add_subcommand("make-journal", "W5: leave a file and a journal of about --mib MiB, as a crash would");
   mk->add_option("file", path)->required();
   mk->add_option("--mib", mib, "journal MiB");
@@ -331,7 +402,10 @@ int main(int argc, char** argv) {
   if (*w1) r = w1_checkpoint(driver, path, mib, 8);
   if (*w2) r = w2_strided(driver, path, edge);
   if (*w3) r = w3_metadata(driver, path, count);
-  if (*w4) r = w4_time_series(driver, path, count);
+  if (*w4) r = w4_time_series(driver, path, count, kib);
+  if (*st) r = strided_elements(driver, path, elements, stride, layout);
+  if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
+  if (*bs) r = bare_step(path, kib, count);
   if (*mk) make_crashed_journal(path, mib);
   if (*orec) r = open_recover(path);
   if (*bw) r = bare_write(path, mib);

@@ -40,6 +40,17 @@ void fsync_path(const std::string& path) {
   ::close(fd);
 }
 
+uint64_t bytes_sent_to_disk() {
+  FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) die("/proc/self/io: " + std::string(std::strerror(errno)));
+  char line[128];
+  unsigned long long n = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "write_bytes: %llu", &n) == 1) break;
+  std::fclose(f);
+  return n;
+}
+
 json result(const char* workload, const std::string& driver, const std::string& config, double secs) {
   return json{{"workload", workload}, {"driver", driver}, {"config", config}, {"seconds", secs}};
 }
@@ -103,6 +114,67 @@ uint64_t write_strided(hid_t file, hsize_t n, Share share, hid_t dxpl) {
   }
   H5Dclose(ds);
   return n * n * n * sizeof(double);
+}
+
+namespace {
+
+// Writes `buf` at the elements of `ds` that start + stride * k, k < count,
+// select in each dimension (an empty selection when a count is zero).
+void write_strided_selection(hid_t ds, const std::vector<hsize_t>& start, const std::vector<hsize_t>& stride,
+                             const std::vector<hsize_t>& count, const double* buf, hid_t dxpl) {
+  hid_t fs = check_id(H5Dget_space(ds), "H5Dget_space");
+  hsize_t total = 1;
+  for (hsize_t c : count) total *= c;
+  hid_t ms = check_id(H5Screate_simple(1, &total, nullptr), "H5Screate_simple");
+  if (total == 0) {
+    check(H5Sselect_none(fs), "H5Sselect_none");
+    check(H5Sselect_none(ms), "H5Sselect_none");
+  } else {
+    check(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), stride.data(), count.data(), nullptr),
+          "H5Sselect_hyperslab");
+  }
+  check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf), "H5Dwrite");
+  H5Sclose(ms);
+  H5Sclose(fs);
+}
+
+}  // namespace
+
+uint64_t write_strided_elements(hid_t file, hsize_t n, hsize_t stride, const std::string& layout, Share share,
+                                hid_t dxpl) {
+  hid_t dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
+  if (layout == "columns") {
+    const hsize_t cols = 1024, rows = n / cols;
+    if (rows == 0) die("the columns layout needs at least 1024 elements");
+    hid_t ds = create_dataset(file, "columns", {rows, cols});
+    const hsize_t first = share.begin(rows), mine = share.end(rows) - first;
+    std::vector<double> column(mine);
+    for (hsize_t c = 0; c < cols; ++c) {
+      std::fill(column.begin(), column.end(), double(c));
+      write_strided_selection(ds, {first, c}, {1, cols}, {mine, 1}, column.data(), dxpl);
+    }
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    return rows * cols * sizeof(double);
+  }
+  if (layout == "chunked") {
+    hsize_t chunk = std::min<hsize_t>(n, 64 << 10);
+    check(H5Pset_chunk(dcpl, 1, &chunk), "H5Pset_chunk");
+  } else if (layout != "contiguous") {
+    die("unknown layout " + layout + " (contiguous, chunked or columns)");
+  }
+  if (n % stride != 0) die("the element count must be a multiple of the stride");
+  hid_t ds = create_dataset(file, "elements", {n}, {}, dcpl);
+  // This process's share of the groups of `stride` elements.
+  const hsize_t groups = n / stride, first = share.begin(groups), mine = share.end(groups) - first;
+  std::vector<double> values(mine);
+  for (hsize_t p = 0; p < stride; ++p) {
+    std::iota(values.begin(), values.end(), double(p * groups));
+    write_strided_selection(ds, {first * stride + p}, {stride}, {mine}, values.data(), dxpl);
+  }
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  return n * sizeof(double);
 }
 
 }  // namespace bench

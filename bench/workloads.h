@@ -25,6 +25,10 @@ double percentile(std::vector<double> v, double p);
 // fsync of a closed file: durability for drivers that do not sync at close.
 void fsync_path(const std::string& path);
 
+// Bytes this process has sent to the storage layer so far (write_bytes of
+// /proc/self/io: page-cache pages dirtied, and direct I/O).
+uint64_t bytes_sent_to_disk();
+
 // One sample's JSON: which workload, which driver, how long.
 json result(const char* workload, const std::string& driver, const std::string& config, double secs);
 
@@ -59,5 +63,16 @@ uint64_t write_checkpoint(hid_t file, uint64_t mib, int datasets, Share share, h
 // i, j, k order, are shared out in contiguous ranges: slabs of the array
 // when the ranks divide n/32.  Returns the bytes of the whole array.
 uint64_t write_strided(hid_t file, hsize_t n, Share share, hid_t dxpl = H5P_DEFAULT);
+
+// Strided small elements: `n` doubles written in `stride` passes, pass p
+// selecting elements p, p + stride, p + 2 stride, ... (block 1), one 8-byte
+// run each.  Layouts: "contiguous" and "chunked" (chunks of 64 Ki
+// elements), a 1-D dataset of n; "columns", a 2-D one of n / 1024 rows by
+// 1024 columns written a column at a time (a run a row, 8 KiB apart, and
+// stride ignored).  Each process writes the elements of its share of the
+// rows (of the dataset, in 1-D), so the ranks' regions are slabs.  Returns
+// the bytes of the whole dataset.
+uint64_t write_strided_elements(hid_t file, hsize_t n, hsize_t stride, const std::string& layout, Share share,
+                                hid_t dxpl = H5P_DEFAULT);
 
 }  // namespace bench
