@@ -79,6 +79,7 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
   std::sort(ids.begin(), ids.end());
   std::vector<std::byte> scratch;
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<size_t> segments;  // where each extent's covered runs start in *covered
   for (uint32_t id : ids) {
     const Extent& e = extents_[id];
     // The runs inside the range are consecutive, and so are their packed
@@ -91,19 +92,34 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
     if (first == UINT64_MAX) continue;
     auto bytes = source.view(e.log, e.src + first, last - first, scratch);
     if (!bytes) return bytes.status();
+    if (covered != nullptr) segments.push_back(covered->size());
     e.pattern.for_each_run_in(addr, end, [&](uint64_t a, uint64_t n, uint64_t packed) {
       std::memcpy(out.data() + (a - addr), bytes->data() + (packed - first), n);
       if (covered != nullptr) covered->push_back({a, n});
     });
   }
-  if (covered != nullptr) merge(*covered);
+  if (covered != nullptr) merge(*covered, segments);
   return Status::ok();
 }
 
-// Sorted and merged once, not kept merged run by run: a strided window
-// brings thousands of runs, and a tree insert each cost more than the copy.
-void RawLayer::merge(std::vector<Range>& ranges) {
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.addr < b.addr; });
+// Each segment (one extent's runs) is in address order already: merged
+// pairwise, a strided window's hundred thousand runs cost a few linear
+// passes, not a sort.  Then overlapping and adjacent ranges are joined.
+void RawLayer::merge(std::vector<Range>& ranges, std::vector<size_t> segments) {
+  auto by_addr = [](const Range& a, const Range& b) { return a.addr < b.addr; };
+  segments.push_back(ranges.size());
+  while (segments.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t i = 0; i + 1 < segments.size(); i += 2) {
+      merged.push_back(segments[i]);
+      if (i + 2 < segments.size())
+        std::inplace_merge(ranges.begin() + long(segments[i]), ranges.begin() + long(segments[i + 1]),
+                           ranges.begin() + long(segments[i + 2]), by_addr);
+    }
+    merged.push_back(ranges.size());
+    segments = std::move(merged);
+  }
+  assert(std::is_sorted(ranges.begin(), ranges.end(), by_addr));
   size_t kept = 0;
   for (const Range& r : ranges) {
     if (kept > 0 && ranges[kept - 1].addr + ranges[kept - 1].len >= r.addr) {

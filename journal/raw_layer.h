@@ -96,8 +96,9 @@ class RawLayer {
     uint64_t src;
     uint32_t log;
   };
-  // Sorts `ranges` and merges the overlapping and adjacent ones.
-  static void merge(std::vector<Range>& ranges);
+  // Sorts `ranges`, made of sorted segments starting at `segments`, and
+  // joins the overlapping and adjacent ones.
+  static void merge(std::vector<Range>& ranges, std::vector<size_t> segments);
   // Calls f(id) for the extents in the buckets [addr, end) touches, bucket by
   // bucket (an extent in several buckets is met once in each); stops when f
   // returns true.
