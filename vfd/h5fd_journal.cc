@@ -22,6 +22,7 @@
 #include "journaled_file.h"
 #include "posix_file.h"
 #include "rank_group.h"
+#include "selection_pieces.h"
 #include "superblock.h"
 
 namespace h5j {
@@ -51,6 +52,10 @@ struct JournalDriverFile {
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
   std::unique_ptr<RankGroup> ranks;  // null: opened by this process alone
+  // write_vector's raw pieces, kept between calls: a strided selection
+  // brings a million pieces, and a fresh vector each call costs its page
+  // faults again.
+  std::vector<RawPiece> raw_pieces;
 };
 
 // A commit: the file's own, or the ranks' collective one.
@@ -385,7 +390,8 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
                             size_t sizes[], const void* bufs[]) {
   return guarded("H5FD_journal_write_vector", herr_t(-1), [&]() -> herr_t {
     JournaledFile& f = *self(file)->file;
-    std::vector<RawPiece> raw;
+    std::vector<RawPiece>& raw = self(file)->raw_pieces;
+    raw.clear();
     Status s;
     bool all_raw = true;
     auto flush_raw = [&]() {
@@ -405,6 +411,36 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
     flush_raw();
     s = end_of_raw_write(*self(file), all_raw, s);
     if (!s) return push_error("H5FD_journal_write_vector", H5E_WRITEERROR, s);
+    return 0;
+  });
+}
+
+// Selection I/O: the same as the vector write, the pieces walked here in
+// batches (selection_pieces.h) instead of built into a vector by HDF5.
+herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t count, hid_t mem_spaces[],
+                               hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], const void* bufs[]) {
+  return guarded("H5FD_journal_write_selection", herr_t(-1), [&]() -> herr_t {
+    JournaledFile& f = *self(file)->file;
+    auto write_batch = [&](std::span<const RawPiece> pieces) -> Status {
+      if (type == H5FD_MEM_DRAW) return f.write_raw(pieces, uint32_t(type));
+      for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(f.write(p.addr, p.bytes, uint32_t(type)));
+      return Status::ok();
+    };
+    Status s;
+    size_t element_size = 0;
+    const void* buf = nullptr;
+    // As in the vector arrays, a size of 0 or a null buffer means "as the previous one" from there on.
+    bool fixed_size = false, fixed_buf = false;
+    for (size_t i = 0; i < count && s; ++i) {
+      fixed_size = fixed_size || (i > 0 && element_sizes[i] == 0);
+      fixed_buf = fixed_buf || (i > 0 && bufs[i] == nullptr);
+      if (!fixed_size) element_size = element_sizes[i];
+      if (!fixed_buf) buf = bufs[i];
+      s = for_each_selection_batch(mem_spaces[i], file_spaces[i], offsets[i], element_size, buf,
+                                   self(file)->raw_pieces, write_batch);
+    }
+    s = end_of_raw_write(*self(file), type == H5FD_MEM_DRAW, s);
+    if (!s) return push_error("H5FD_journal_write_selection", H5E_WRITEERROR, s);
     return 0;
   });
 }
@@ -514,7 +550,8 @@ const H5FD_class_t kJournalClass = {
     journal_write,
     journal_read_vector,
     journal_write_vector,
-    nullptr, nullptr,           // read_selection, write_selection
+    nullptr,                    // read_selection: HDF5 translates to read_vector
+    journal_write_selection,
     journal_flush,
     journal_truncate,
     nullptr, nullptr,           // lock, unlock: open locks (lock_like_hdf5)
