@@ -62,6 +62,10 @@ Status JournaledFile::commit_transaction() {
     if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
   }
   H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
+  // What HDF5 allocated and never wrote is zeros at this commit, whatever
+  // later writes put there in place (unwritten_space.h).
+  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size, opts_.inplace_min_bytes))
+    H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
   H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size));
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
@@ -90,7 +94,7 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
       raw, image_.overlay, image_.committed_size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
-      opts_.progress, &apply_run_);
+      gap_fill(), opts_.progress, &apply_run_);
 }
 
 Status JournaledFile::checkpoint() {
@@ -104,6 +108,7 @@ Status JournaledFile::checkpoint() {
 // data logs start empty.
 Status JournaledFile::end_checkpoint() {
   image_.start_generation();
+  unwritten_.forget_declared();  // the new generation has no ZERO records for them
   ++stats_.checkpoints;
   const JournalHeader& h = writer_->header();
   H5J_RETURN_IF_ERROR(start_generation(h.generation + 1, writer_->next_txn(), h.uuid));

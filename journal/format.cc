@@ -76,7 +76,7 @@ RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> 
   return h;
 }
 
-bool is_known_type(uint8_t type) { return type >= 1 && type <= 6; }
+bool is_known_type(uint8_t type) { return type >= uint8_t(RecordType::kBegin) && type <= uint8_t(RecordType::kPlaced); }
 
 const char* record_type_name(RecordType t) {
   switch (t) {
@@ -86,6 +86,7 @@ const char* record_type_name(RecordType t) {
     case RecordType::kComment: return "COMMENT";
     case RecordType::kZero: return "ZERO";
     case RecordType::kData: return "DATA";
+    case RecordType::kPlaced: return "PLACED";
   }
   return "UNKNOWN";
 }

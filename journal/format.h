@@ -1,5 +1,5 @@
-// The journal's on-disk format, version 3 (version 2's DATA records index
-// one contiguous extent; version 1 has none).  docs/journal-format.md tells the
+// The journal's on-disk format, version 4 (version 3 has no PLACED record;
+// version 2's DATA records index one contiguous extent; version 1 has none).  docs/journal-format.md tells the
 // same story with the recovery rules; this file is the authority on bytes.
 // All integers are little-endian.
 //
@@ -15,7 +15,7 @@
 // HEADER SLOT (512 bytes)
 //   off len  field
 //     0   8  magic "H5JRNL\r\n"
-//     8   4  format version (3; readers accept 1 and 2)
+//     8   4  format version (4; readers accept 1 to 3)
 //    12   4  slot size (512)
 //    16   8  generation (>= 1; +1 at every checkpoint)
 //    24   4  salt: random, differs from the previous generation's
@@ -55,7 +55,13 @@
 //            8  time, ns since the Unix epoch
 //   COMMENT  N  UTF-8 text
 //   ZERO     8  address in the HDF5 file
-//            8  length: these bytes read as zeros (the file shrank over them)
+//            8  length: these bytes read as zeros (the file shrank over
+//               them, or HDF5 allocated them and never wrote them:
+//               unwritten_space.h)
+//   PLACED   8  address in the HDF5 file
+//            8  length: the file itself holds these bytes, written in
+//               place in this transaction (unwritten_space.h); replay
+//               drops what older records of the range said
 //   DATA     8  address of the first run           (raw data kept in the data
 //            8  run length R                       log, docs/journal-format.md
 //            8  offset of the packed bytes in the data log         section 7)
@@ -105,7 +111,7 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -138,7 +144,7 @@ inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;
 // Bounds every length the reader trusts before it has checked a CRC.
 inline constexpr uint32_t kMaxPayload = 1u << 30;
 
-enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6 };
+enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6, kPlaced = 7 };
 
 struct JournalHeader {
   uint32_t version = kFormatVersion;  // read from disk; the writer always writes kFormatVersion

@@ -148,8 +148,10 @@ Result<std::optional<Record>> JournalReader::next() {
       rec.commit = decode_commit(std::span<const std::byte, kCommitPayloadSize>(head, kCommitPayloadSize));
       break;
     }
-    case RecordType::kZero: {
+    case RecordType::kZero:
+    case RecordType::kPlaced: {  // the same payload; PLACED since version 4
       if (h.payload_len != kZeroPayloadSize) return stop(StreamEnd::kBadRecord);
+      if (h.type == RecordType::kPlaced && header_.version < 4) return stop(StreamEnd::kBadRecord);
       ZeroPayload z = decode_zero(std::span<const std::byte, kZeroPayloadSize>(head, kZeroPayloadSize));
       rec.write = WritePayloadHeader{z.address, z.length, 0};
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);

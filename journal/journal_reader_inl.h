@@ -60,7 +60,8 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
       continue;
     }
     if (!in_txn || h.txn != open.txn) { out_of_order = true; break; }
-    if (h.type == RecordType::kWrite || h.type == RecordType::kZero || h.type == RecordType::kData) {
+    if (h.type == RecordType::kWrite || h.type == RecordType::kZero || h.type == RecordType::kData ||
+        h.type == RecordType::kPlaced) {
       open.writes.push_back(std::move(rec));
       ++records;
       continue;

@@ -72,6 +72,13 @@ Status JournalWriter::append_zero(uint64_t address, uint64_t length) {
   return append_record(RecordType::kZero, payload, {});
 }
 
+Status JournalWriter::append_placed(uint64_t address, uint64_t length) {
+  assert(in_txn_);
+  std::byte payload[kZeroPayloadSize];
+  encode_zero({address, length}, payload);
+  return append_record(RecordType::kPlaced, payload, {});
+}
+
 Status JournalWriter::append_data(const DataPayload& d) {
   assert(in_txn_);
   std::byte payload[kDataPayloadSize];

@@ -53,6 +53,9 @@ class JournalWriter {
   Status comment(std::string_view text);
   // A ZERO record: [address, address + length) reads as zeros from here on.
   Status append_zero(uint64_t address, uint64_t length);
+  // A PLACED record: the file holds [address, address + length), written in
+  // place by this transaction (unwritten_space.h).
+  Status append_placed(uint64_t address, uint64_t length);
   // A DATA record: raw bytes kept in the data log (the record is their index).
   Status append_data(const DataPayload& d);
   // COMMIT of the open transaction, then flush and (when durable) fdatasync.

@@ -46,6 +46,7 @@
 #include "peer_logs.h"
 #include "replay.h"
 #include "staged_writes.h"
+#include "unwritten_space.h"
 
 namespace h5j {
 
@@ -185,6 +186,9 @@ class JournaledFile : private RecoveredImage {
   // Whether a pattern about to be logged is staged rather than indexed.
   bool stages(const RawPattern& pattern) const;
   bool all_in_new_space(std::span<const RawPiece> pieces) const;
+  // Into a range HDF5 allocated and never wrote, declared at the last
+  // commit: in place, with a PLACED record (unwritten_space.h).
+  Status write_placed(uint64_t addr, std::span<const std::byte> data);
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   Status resize(uint64_t size);
@@ -215,6 +219,9 @@ class JournaledFile : private RecoveredImage {
   // --- an MPI rank (rank_steps.cc) ---
   bool follower() const { return opts_.role == Role::kMpiFollower; }
   bool mpi() const { return opts_.role != Role::kSerial; }
+  // Whether an apply may write the gaps between runs back (replay.h): not
+  // where another rank may be writing them.
+  GapFill gap_fill() const { return mpi() ? GapFill::kLeave : GapFill::kFromFile; }
   uint64_t generation() const { return follower_ ? follower_->header().generation : writer_->header().generation; }
   // The transaction a data-log record belongs to.
   uint64_t current_txn() const { return follower_ ? follower_->open_txn() : writer_->open_txn(); }
@@ -235,6 +242,7 @@ class JournaledFile : private RecoveredImage {
   // The image (image_layers.h, staged_writes.h).
   ImageLayers image_;
   StagedWrites staged_;
+  UnwrittenSpace unwritten_;  // serial writers only: space allocated this session, never written
   AlignedBuffer apply_run_;  // every apply's write buffer (replay.h), kept between calls
   std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
 

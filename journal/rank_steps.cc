@@ -102,7 +102,7 @@ Status JournaledFile::step4_write_raw_share() {
     H5J_RETURN_IF_ERROR(apply_raw_layer(
         image_.raw, image_.committed_size,
         [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); },
-        *base_, mine, &apply_run_));
+        *base_, GapFill::kLeave, mine, &apply_run_));  // other ranks write beside these windows
     return opts_.ring.durable ? base_->sync_data() : Status::ok();
   });
 }

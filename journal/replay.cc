@@ -88,8 +88,9 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     for (const Record& w : t.writes) {
       if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_log, w.data_offset);
       else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
+      else if (w.header.type == RecordType::kPlaced) plan.overlay.erase(w.write.address, w.write.length);
       else plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
-      if (w.header.type != RecordType::kZero) plan.bytes_to_apply += w.write.length;
+      if (w.header.type == RecordType::kWrite || w.header.type == RecordType::kData) plan.bytes_to_apply += w.write.length;
     }
     plan.logical_size = t.logical_size;
     ++applied;
@@ -175,14 +176,20 @@ namespace {
 // kRun bytes.  The caller fills the room next() gives and names what it
 // filled with keep(): only kept bytes are written, because a raw window's
 // gaps may hold bytes that are not the layer's (committed ones, or another
-// rank's).
+// rank's).  With GapFill::kFromFile (one writer: no other process writes
+// the file meanwhile), kept ranges less than kFillGap apart are written as
+// one, their gaps read back from the file first, as HDF5's sieve buffer
+// does: 8-byte runs 512 bytes apart are one write, not one each.
 class RunWriter {
  public:
   static constexpr size_t kRun = 8 << 20;
+  // A gap costs its bytes read and written again; a separate write costs a
+  // system call, about as much as 4 KiB of copying.
+  static constexpr uint64_t kFillGap = 4 << 10;
   // `kept` is the caller's buffer to gather the writes in, allocated on
   // first use if empty and left to the caller; without it, the writer's own.
-  RunWriter(File& base, const Progress& progress, AlignedBuffer* kept)
-      : base_(base), progress_(progress), run_(kept != nullptr ? *kept : own_) {}
+  RunWriter(File& base, const Progress& progress, AlignedBuffer* kept, GapFill gaps)
+      : base_(base), progress_(progress), run_(kept != nullptr ? *kept : own_), gaps_(gaps) {}
 
   // Room for n <= kRun bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
@@ -207,10 +214,15 @@ class RunWriter {
   }
   Status flush() {
     Status s;
-    for (const RawLayer::Range& r : kept_) {
-      if (s) s = base_.write_at(r.addr, std::span<const std::byte>(run_.data() + (r.addr - addr_), r.len));
-      done_ += r.len;
+    for (size_t i = 0; i < kept_.size() && s;) {
+      size_t j = i + 1;  // kept_[i, j) are written as one
+      while (gaps_ == GapFill::kFromFile && j < kept_.size() && kept_[j].addr - end(kept_[j - 1]) <= kFillGap) ++j;
+      if (j > i + 1) s = fill_gaps(i, j);
+      uint64_t from = kept_[i].addr, to = end(kept_[j - 1]);
+      if (s) s = base_.write_at(from, std::span<const std::byte>(run_.data() + (from - addr_), to - from));
+      i = j;
     }
+    for (const RawLayer::Range& r : kept_) done_ += r.len;
     kept_.clear();
     len_ = 0;
     if (progress_) progress_(done_);
@@ -218,11 +230,28 @@ class RunWriter {
   }
 
  private:
+  static uint64_t end(const RawLayer::Range& r) { return r.addr + r.len; }
+  // The gaps between kept_[i, j), from the file (zeros past its end).
+  Status fill_gaps(size_t i, size_t j) {
+    uint64_t from = kept_[i].addr;
+    gap_bytes_.resize(end(kept_[j - 1]) - from);
+    auto got = base_.read_at(from, gap_bytes_);
+    if (!got) return got.status();
+    std::fill(gap_bytes_.begin() + ptrdiff_t(*got), gap_bytes_.end(), std::byte(0));
+    for (size_t k = i; k + 1 < j; ++k) {
+      uint64_t a = end(kept_[k]), n = kept_[k + 1].addr - a;
+      std::memcpy(run_.data() + (a - addr_), gap_bytes_.data() + (a - from), n);
+    }
+    return Status::ok();
+  }
+
   File& base_;
   const Progress& progress_;
   AlignedBuffer own_;  // before run_, which may refer to it
   AlignedBuffer& run_;
+  GapFill gaps_;
   std::vector<RawLayer::Range> kept_;
+  std::vector<std::byte> gap_bytes_;
   uint64_t addr_ = 0, done_ = 0;
   size_t len_ = 0;
 };
@@ -272,17 +301,18 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const Byte
 
 }  // namespace
 
-Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base,
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
                        const WindowFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none, run);
+  RunWriter out(base, none, run, gaps);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run) {
-  RunWriter out(base, progress, run);
+                   const DataLogSource& data_log, File& base, GapFill gaps, const Progress& progress,
+                   AlignedBuffer* run) {
+  RunWriter out(base, progress, run, gaps);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));

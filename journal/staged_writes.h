@@ -25,6 +25,7 @@
 #include "file.h"
 #include "journal_writer.h"
 #include "raw_layer.h"
+#include "replay.h"
 
 namespace h5j {
 
@@ -43,9 +44,11 @@ class StagedWrites {
     return layer_.lay_onto(addr, out, DataLogSource(bytes_));
   }
   // Writes the staged bytes below `limit` into `base` (not synced) and
-  // forgets every staged byte; with `writeback`, a large placing starts on
-  // its way to the disk at once.  `run` is the write buffer to use.
-  Status place(File& base, uint64_t limit, bool writeback, AlignedBuffer& run);
+  // forgets every staged byte; `gaps` says whether the bytes between
+  // nearby runs may be written back with them (replay.h); with
+  // `writeback`, a large placing starts on its way to the disk at once.
+  // `run` is the write buffer to use.
+  Status place(File& base, uint64_t limit, GapFill gaps, bool writeback, AlignedBuffer& run);
 
  private:
   RawLayer layer_;               // the staged extents, their bytes in bytes_

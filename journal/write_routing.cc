@@ -83,6 +83,9 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
   uint64_t floor = image_.protected_end();
+  if (addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size()))
+    return write_placed(addr, data);
+  unwritten_.written(addr, data.size());
   size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
   if (data.size() - journaled < inplace_min) journaled = data.size();
   // Over staged bytes, in place would be overwritten by them at the commit.
@@ -97,6 +100,20 @@ Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> da
       base_->start_writeback(addr + journaled, rest.size());
     inplace_unsynced_ = true;
   }
+  image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
+  dirty_ = true;
+  return Status::ok();
+}
+
+Status JournaledFile::write_placed(uint64_t addr, std::span<const std::byte> data) {
+  // A declared range was never written, so no layer holds its bytes (the
+  // commit's ZERO records stay out of the live overlay).
+  assert(!image_.overlay.intersects(addr, addr + data.size()) && !image_.raw.touches(addr, addr + data.size()));
+  H5J_RETURN_IF_ERROR(base_->write_at(addr, data));
+  if (opts_.ring.durable && data.size() >= File::kEarlyWritebackMin) base_->start_writeback(addr, data.size());
+  H5J_RETURN_IF_ERROR(writer_->append_placed(addr, data.size()));
+  unwritten_.written(addr, data.size());
+  inplace_unsynced_ = true;
   image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
   dirty_ = true;
   return Status::ok();
@@ -232,6 +249,7 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   image_.logical_size = std::max<uint64_t>(image_.logical_size, pattern.end());
+  unwritten_.written(pattern.addr, pattern.end() - pattern.addr);
   dirty_ = true;
   if (stages(pattern)) {
     assert(!image_.overlay.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
@@ -268,7 +286,7 @@ bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
 
 Status JournaledFile::place_staged_below(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, opts_.ring.durable, apply_run_));
+  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, gap_fill(), opts_.ring.durable, apply_run_));
   inplace_unsynced_ = true;
   return Status::ok();
 }
@@ -295,6 +313,9 @@ Status JournaledFile::resize(uint64_t size) {
   image_.logical_size = size;
   dirty_ = true;
   if (size > old_size) return Status::ok();
+  // Cut bytes read as zeros through the overlay (below), not the file: a
+  // write there must not go in place as if never written.
+  unwritten_.written(size, old_size - size);
   // Shrinking: the cut bytes must read as zeros if the file grows again, as
   // after ftruncate.  Below the protected end the file still holds bytes the
   // committed state needs, so the zeroing is journaled (a ZERO record);

@@ -45,7 +45,8 @@ void list_record(const Record& r, std::FILE* out) {
     case RecordType::kWrite:
       address = field(r.write.address), length = field(r.write.length), bytes_at = field(r.data_offset);
       break;
-    case RecordType::kZero: address = field(r.write.address), length = field(r.write.length); break;
+    case RecordType::kZero:
+    case RecordType::kPlaced: address = field(r.write.address), length = field(r.write.length); break;
     case RecordType::kData:
       address = field(r.pattern.addr), length = field(r.pattern.bytes());
       bytes_at = field(r.data_log) + ":" + field(r.data_offset);

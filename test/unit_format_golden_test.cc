@@ -55,7 +55,7 @@ TEST_CASE("golden bytes: the header slot") {
   encode_header(h, slot);
   CHECK(hex(std::span(slot, 96)) ==
         "48354a524e4c0d0a"                  // magic "H5JRNL\r\n"
-        "03000000" "00020000"                // version 3, slot size 512
+        "04000000" "00020000"                // version 4, slot size 512
         "0807060504030201"                  // generation
         "d4c3b2a1" "00100000"                // salt, block size 4096
         "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"  // uuid
@@ -66,10 +66,10 @@ TEST_CASE("golden bytes: the header slot") {
         "0600" "72756e2e6835"                // target name length, "run.h5"
         "00000000");
   CHECK(std::all_of(slot + 96, slot + 508, [](std::byte b) { return b == std::byte(0); }));
-  CHECK(hex(std::span(slot + 508, 4)) == "af2dd933");  // masked CRC32C of [0, 508)
+  CHECK(hex(std::span(slot + 508, 4)) == "78c6e134");  // masked CRC32C of [0, 508)
   auto back = decode_header(slot);
   REQUIRE(back);
-  CHECK(back->version == 3);
+  CHECK(back->version == 4);
   CHECK(back->generation == h.generation);
   CHECK(back->target_name == "run.h5");
 }
@@ -109,6 +109,9 @@ TEST_CASE("golden bytes: every payload") {
   encode_zero({0x1770, 0x8f4}, zero);
   CHECK(hex(zero) == "7017000000000000" "f408000000000000");
   CHECK(decode_zero(zero).length == 0x8f4);
+  // PLACED (version 4) carries ZERO's payload under its own type.
+  CHECK(uint8_t(RecordType::kPlaced) == 7);
+  CHECK(std::string(record_type_name(RecordType::kPlaced)) == "PLACED");
 
   DataPayload d;
   d.pattern = RawPattern::contiguous(0x4000, 0x10);
@@ -157,7 +160,7 @@ TEST_CASE("golden bytes: the binding and the log-form guard") {
 }
 
 TEST_CASE("journals of older format versions are recovered") {
-  for (const char* version : {"v1", "v2"}) {
+  for (const char* version : {"v1", "v2", "v3"}) {
     CAPTURE(version);
     TempDir dir;
     std::filesystem::path from = std::filesystem::path(H5J_TEST_DATA_DIR) / "old_journals" / version;

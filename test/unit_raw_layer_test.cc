@@ -185,16 +185,18 @@ struct ModelFile {
   std::unique_ptr<File> file;
 };
 
-// What placing staged bytes relies on (JournaledFile::write_staged): a
+// What placing staged bytes relies on (JournaledFile::place_staged_below): a
 // window's gaps may hold committed bytes or another rank's, so applying a
-// layer changes exactly the bytes its extents cover below the limit, and a
-// write buffer kept by the caller serves one placing after another.
+// layer changes exactly the bytes its extents cover below the limit (with
+// GapFill::kFromFile it writes nearby gaps too, with the bytes they held),
+// and a write buffer kept by the caller serves one placing after another.
 TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit, through a kept buffer") {
   ModelFile f(64 << 10);
   std::vector<std::byte>& model = f.model;
   std::mt19937 rng(5);
-  AlignedBuffer run;  // kept across the placings, as write_staged keeps its own
-  for (int placing = 0; placing < 30; ++placing) {
+  AlignedBuffer run;  // kept across the placings, as place_staged_below keeps its own
+  for (int placing = 0; placing < 60; ++placing) {
+    GapFill gaps = placing % 2 ? GapFill::kFromFile : GapFill::kLeave;
     RawLayer layer(12);  // 4 KiB windows: many per placing
     std::vector<std::byte> log;
     std::vector<std::pair<RawPattern, uint64_t>> extents;
@@ -210,7 +212,7 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
       p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
         for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[src + packed + (b - a)];
       });
-    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, nullptr, &run));
+    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, gaps, nullptr, &run));
     f.check();
   }
   CHECK(run.valid());  // allocated by the first placing that wrote, and kept
@@ -223,7 +225,8 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
   ModelFile f(96 << 10);
   std::vector<std::byte>& model = f.model;
   std::mt19937 rng(11);
-  for (int image = 0; image < 20; ++image) {
+  for (int image = 0; image < 40; ++image) {
+    GapFill gaps = image % 2 ? GapFill::kFromFile : GapFill::kLeave;
     RawLayer raw(12);
     ExtentMap overlay;
     std::vector<std::byte> log, journal;
@@ -244,7 +247,8 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
       return Status::ok();
     };
     REQUIRE(
-        apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), *f.file));
+        apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), *f.file,
+                    gaps));
     f.check();
   }
 }

@@ -168,9 +168,39 @@ void timesteps(hid_t fapl, const std::string& file, CommitLog& log, int steps, i
 }
 
 void small_steps(hid_t fapl, const std::string& file, CommitLog& log) { timesteps(fapl, file, log, 10, 256); }
-// Datasets of 72 KiB and more: above the driver's 64 KiB threshold, so new
-// ones go in place (smaller writes above the protected end are journaled).
-void checkpointing_steps(hid_t fapl, const std::string& file, CommitLog& log) { timesteps(fapl, file, log, 10, 9216); }
+// Datasets of 144 KiB and more: above the driver's 128 KiB threshold, so
+// new ones go in place (smaller writes above the protected end are journaled).
+void checkpointing_steps(hid_t fapl, const std::string& file, CommitLog& log) { timesteps(fapl, file, log, 10, 18432); }
+
+// A checkpoint written in parts: one contiguous dataset, allocated whole at
+// its first write, written in 6 pieces of 144 KiB with a commit after each.
+// From the second piece on, each lies below the committed end in space HDF5
+// allocated and never wrote: it goes in place under a PLACED record, and a
+// crash before its commit must bring back zeros there (unwritten_space.h).
+void parts(hid_t fapl, const std::string& file, CommitLog& log) {
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  const hsize_t piece = 18432, pieces = 6, n = piece * pieces;
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  hid_t ds = H5Dcreate2(f, "/checkpoint", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  must(ds >= 0, "create /checkpoint");
+  std::vector<double> v(piece);
+  for (hsize_t k = 0; k < pieces; ++k) {
+    std::iota(v.begin(), v.end(), double(k) * 1e6);
+    hsize_t start = k * piece, count = piece;
+    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(1, &count, nullptr);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, v.data()) >= 0, "write a piece");
+    H5Sclose(ms);
+    H5Sclose(fs);
+    set_int_attr(f, "pieces", int(k) + 1);
+    flush_commit(f, log);
+  }
+  H5Dclose(ds);
+  H5Sclose(space);
+  set_int_attr(f, "closed", 1);  // the close's snapshot differs from the last flush's
+  close_commit(f, log);
+}
 
 // An existing file reopened: its metadata is journaled from the start.
 // Extend and shrink, overwrite, delete a group, VL sequences; v3 superblock.
@@ -246,6 +276,12 @@ const std::vector<Workload>& workloads() {
       {"checkpoints-auto", "checkpoints with raw=auto: new 72 KiB datasets in place, the rest of the raw data "
        "in the data log, materialized at every checkpoint",
        uint64_t(16) << 10, checkpointing_steps, H5FD_JOURNAL_RAW_AUTO},
+      {"parts", "one contiguous dataset written in 6 pieces of 144 KiB, a commit after each: the pieces "
+       "go in place into space allocated and never written (PLACED records)",
+       uint64_t(64) << 20, parts},
+      {"parts-checkpoints", "the same with an 8 KiB checkpoint threshold: a checkpoint every commit or two, "
+       "which ends the declared unwritten ranges",
+       uint64_t(8) << 10, parts},
       {"mpi-inplace", "the MPI commit protocol on the engine: rank 0 and 1 follower, raw=inplace, a 4 KiB "
        "checkpoint threshold, create then reopen",
        uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_inplace},

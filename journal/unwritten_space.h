@@ -1,0 +1,71 @@
+// Space HDF5 allocated in this session and has never written.
+//
+// The driver sees no allocation, only writes and the size HDF5 sets at each
+// commit.  A contiguous dataset is allocated whole at its first write, so
+// from the first commit on its unwritten rest lies below the committed end,
+// where the write-ahead rule sends every write to the journal: a dataset
+// written in parts with a commit after each would go to the disk twice.
+// But bytes above the size the file had when this session opened it, which
+// no write of this session touched, hold nothing HDF5 ever wrote: zeros (a
+// file grows with holes).
+//
+// THE RULE.  At each commit the unwritten ranges (UnwrittenSpace::declare)
+// are journaled as ZERO records in the committing transaction: "at this
+// commit these bytes are zeros".  Until the next checkpoint, a write that
+// lies wholly in a declared range, still unwritten, may go in place below
+// the protected end; it is journaled as a PLACED record, which replay reads
+// as "the file holds the newest bytes here" (it erases the range from the
+// overlay, ZERO included).  So a crash brings back exactly the last commit:
+//   - the PLACED write's transaction committed: the file holds its bytes,
+//     durable before its COMMIT like every in-place write, and replay
+//     leaves them;
+//   - it did not: replay lays the last commit's ZERO over whatever of it
+//     reached the disk.
+// A checkpoint starts a generation without those ZERO records, so it ends
+// the declared ranges (forget_declared); the next commit declares again.
+// The live image never takes these ZERO records into its overlay: its bytes
+// there are zeros already, and a PLACED write must be read back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace h5j {
+
+class UnwrittenSpace {
+ public:
+  struct Range {
+    uint64_t addr, len;
+  };
+  // At most this many ranges are declared at a commit (the largest): each
+  // is a record in every commit.
+  static constexpr size_t kMaxDeclared = 16;
+
+  UnwrittenSpace() = default;
+  // `base_end`: the file's size when the session opened it; bytes below it
+  // are never counted unwritten.
+  explicit UnwrittenSpace(uint64_t base_end) : base_end_(base_end) {}
+
+  // Every write, whatever its route (journal, in place, staged, data log).
+  void written(uint64_t addr, uint64_t len);
+  // At a commit of the file at `size`: the unwritten ranges of [base_end,
+  // size) of at least `min` bytes, at most kMaxDeclared of them (the
+  // largest), in address order.  They are the declared ranges from now on.
+  std::vector<Range> declare(uint64_t size, uint64_t min);
+  // A checkpoint: no range is declared in the new generation yet.
+  void forget_declared() { declared_.clear(); }
+  // Whether [addr, end) lies wholly in one declared range and no write has
+  // touched it since.
+  bool declared(uint64_t addr, uint64_t end) const;
+
+ private:
+  bool touched(uint64_t addr, uint64_t end) const;
+
+  uint64_t base_end_ = UINT64_MAX;      // default: nothing is unwritten
+  std::map<uint64_t, uint64_t> written_;  // start -> end, disjoint, adjacent ones merged
+  std::vector<Range> declared_;          // address order
+};
+
+}  // namespace h5j
