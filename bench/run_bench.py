@@ -70,6 +70,8 @@ SIZES = {
     # The parallel benchmark (--parallel).
     "p_w1_mib": (1024, 16),
     "p_w2_edge": (256, 64),
+    "p_strided_elements": (1 << 22, 1 << 16),
+    "p_strided_strides": ((4, 64), (4,)),
     "p_ranks": ((1, 2, 4), (1, 2)),
     "p_steps": (100, 10),
     "p_reps": (5, 1),  # the VM's page-cache noise makes 3 too few (a sample can take 2-3x)
@@ -532,7 +534,7 @@ def main_parallel(args):
     drivers = dict(PARALLEL_DRIVERS, **(JOURNAL_COLLECTIVE if args.collective else {}))
     b = ParallelBench(args, drivers)
     started = time.monotonic()
-    w1, w2, commits = {}, {}, {}
+    w1, w2, strided, commits = {}, {}, {}, {}
     for n in b.size("p_ranks"):
         b.ranks = n
         # At one rank the journal opens the file serially, and HDF5 refuses
@@ -540,6 +542,10 @@ def main_parallel(args):
         ranked = [d for d in drivers if n > 1 or d != "journal/coll"]
         w1[n] = b.alternate("w1", ["--mib", b.size("p_w1_mib")], drivers=ranked)
         w2[n] = b.alternate("w2", ["--edge", b.size("p_w2_edge")], drivers=ranked)
+        for stride in b.size("p_strided_strides"):
+            strided.setdefault(stride, {})[n] = b.alternate(
+                "strided", ["--elements", b.size("p_strided_elements"), "--stride", stride], drivers=ranked,
+                tag=f"/{stride}")
         commits[n] = b.alternate("commits", ["--steps", b.size("p_steps")], drivers=COMMIT_DRIVERS)
 
     rep = Report()
@@ -551,6 +557,10 @@ def main_parallel(args):
                          "each rank its share of each", w1)
     report_parallel(rep, f"Parallel W2 strided: {b.size('p_w2_edge')}³ doubles in 32³ blocks, each rank its slab",
                     w2)
+    mib = b.size("p_strided_elements") * 8 / 2**20
+    for stride, res in strided.items():
+        report_parallel(rep, f"Parallel strided small elements: {mib:g} MiB of 8-byte elements at stride {stride}, "
+                             "contiguous, each rank its slab, a pass per offset", res)
     # Each ratio twice: of the medians, and of the fastest samples.  This
     # VM's noise only ever slows a sample (its memory goes back to the host
     # as soon as it is freed, docs/performance.md), so the fastest sample is
@@ -559,7 +569,8 @@ def main_parallel(args):
         r, f = (stat(journal) / faster(against, stat) for stat in (throughput, fastest))
         rep.target(what, f"{r:.2f}x (fastest {f:.2f}x)", f">= {goal:g}x", r >= goal, f >= goal)
 
-    for name, results, goal in (("W1", w1, 1.0), ("W2", w2, 3.0)):
+    named = [("W1", w1, 1.0), ("W2", w2, 3.0)] + [(f"strided /{s}", res, 1.0) for s, res in strided.items()]
+    for name, results, goal in named:
         for n, res in results.items():
             for j in (d for d in res if d.startswith("journal")):
                 target(f"{name} {j}, {n} ranks, vs mpio (faster of independent and collective)", res[j],
