@@ -94,7 +94,7 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
       raw, image_.overlay, image_.committed_size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
-      gap_fill(), opts_.progress, &apply_run_);
+      opts_.progress, &apply_run_);
 }
 
 Status JournaledFile::checkpoint() {

@@ -219,9 +219,6 @@ class JournaledFile : private RecoveredImage {
   // --- an MPI rank (rank_steps.cc) ---
   bool follower() const { return opts_.role == Role::kMpiFollower; }
   bool mpi() const { return opts_.role != Role::kSerial; }
-  // Whether an apply may write the gaps between runs back (replay.h): not
-  // where another rank may be writing them.
-  GapFill gap_fill() const { return mpi() ? GapFill::kLeave : GapFill::kFromFile; }
   uint64_t generation() const { return follower_ ? follower_->header().generation : writer_->header().generation; }
   // The transaction a data-log record belongs to.
   uint64_t current_txn() const { return follower_ ? follower_->open_txn() : writer_->open_txn(); }

@@ -176,10 +176,10 @@ namespace {
 // kRun bytes.  The caller fills the room next() gives and names what it
 // filled with keep(): only kept bytes are written, because a raw window's
 // gaps may hold bytes that are not the layer's (committed ones, or another
-// rank's).  With GapFill::kFromFile (one writer: no other process writes
-// the file meanwhile), kept ranges less than kFillGap apart are written as
-// one, their gaps read back from the file first, as HDF5's sieve buffer
-// does: 8-byte runs 512 bytes apart are one write, not one each.
+// rank's).  With GapFill::kFromFile, kept ranges less than kFillGap apart
+// are written as one, their gaps read back from the file first, as HDF5's
+// sieve buffer does: 8-byte runs 512 bytes apart are one write, not one
+// each.  Only where the gaps hold nothing committed (replay.h).
 class RunWriter {
  public:
   static constexpr size_t kRun = 8 << 20;
@@ -209,9 +209,12 @@ class RunWriter {
   // increasing address order.
   void keep(uint64_t addr, uint64_t n) {
     assert(addr >= addr_ && addr + n <= addr_ + len_);
+    reach_ = std::max(reach_, addr + n);
     if (!kept_.empty() && kept_.back().addr + kept_.back().len == addr) kept_.back().len += n;
     else kept_.push_back({addr, n});
   }
+  // The end of the highest byte kept so far.
+  uint64_t reach() const { return reach_; }
   Status flush() {
     Status s;
     for (size_t i = 0; i < kept_.size() && s;) {
@@ -252,7 +255,7 @@ class RunWriter {
   GapFill gaps_;
   std::vector<RawLayer::Range> kept_;
   std::vector<std::byte> gap_bytes_;
-  uint64_t addr_ = 0, done_ = 0;
+  uint64_t addr_ = 0, done_ = 0, reach_ = 0;
   size_t len_ = 0;
 };
 
@@ -276,11 +279,18 @@ Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource
   return status;
 }
 
-Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal, RunWriter& out) {
+// Zeros past the file's end are not written: no byte there was written
+// (`physical_end`, and nothing this apply keeps reaches past out.reach()),
+// so they read as zeros once the size is set.  A ZERO record of space
+// never written may span gigabytes that the file never reached.
+Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, uint64_t physical_end, const ByteSource& journal,
+                     RunWriter& out) {
   Status status;
   overlay.for_each([&](const ExtentMap::Extent& e) {
-    if (!status || e.addr >= logical_size) return;
-    uint64_t addr = e.addr, src = e.src, left = std::min(e.len, logical_size - e.addr);
+    uint64_t end = e.src == ExtentMap::kZeroSource ? std::max(physical_end, out.reach()) : logical_size;
+    end = std::min(end, logical_size);
+    if (!status || e.addr >= end) return;
+    uint64_t addr = e.addr, src = e.src, left = std::min(e.len, end - e.addr);
     while (left > 0) {
       size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
       auto room = out.next(addr, n);
@@ -310,13 +320,14 @@ Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource&
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, GapFill gaps, const Progress& progress,
-                   AlignedBuffer* run) {
-  RunWriter out(base, progress, run, gaps);
+                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run) {
+  auto physical_end = base.size();
+  if (!physical_end) return physical_end.status();
+  RunWriter out(base, progress, run, GapFill::kLeave);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
-  H5J_RETURN_IF_ERROR(apply_overlay(overlay, logical_size, journal, out));
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, logical_size, *physical_end, journal, out));
   H5J_RETURN_IF_ERROR(out.flush());
   auto size = base.size();
   if (!size) return size.status();

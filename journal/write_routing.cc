@@ -286,7 +286,10 @@ bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
 
 Status JournaledFile::place_staged_below(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
-  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, gap_fill(), opts_.ring.durable, apply_run_));
+  // Serially the gaps between staged runs are new space, this transaction's
+  // alone; under MPI they may be another rank's (replay.h).
+  GapFill gaps = mpi() ? GapFill::kLeave : GapFill::kFromFile;
+  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, gaps, opts_.ring.durable, apply_run_));
   inplace_unsynced_ = true;
   return Status::ok();
 }
