@@ -210,14 +210,15 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
 }
 
 // Strided small elements (workloads.h), one commit, at close.
-json strided_elements(const Driver& d, const std::string& path, hsize_t n, hsize_t stride, const std::string& layout) {
+json strided_elements(const Driver& d, const std::string& path, const StridedShape& shape) {
   uint64_t disk0 = bytes_sent_to_disk();
   auto t0 = Clock::now();
   BenchFile f(d, path);
-  uint64_t bytes = write_strided_elements(f.id(), n, stride, layout, Share{});
+  uint64_t bytes = write_strided_elements(f.id(), shape, Share{});
   f.close();
   json r = result("strided", d, seconds_since(t0));
-  r.update({{"bytes", bytes}, {"stride", stride}, {"layout", layout}, {"disk_bytes", bytes_sent_to_disk() - disk0}});
+  r.update({{"bytes", bytes}, {"stride", shape.stride}, {"layout", shape.layout},
+            {"disk_bytes", bytes_sent_to_disk() - disk0}});
   return r;
 }
 
@@ -371,12 +372,8 @@ int main(int argc, char** argv) {
   w4->add_option("--steps", count, "steps")->required();
   uint64_t kib = 8;
   w4->add_option("--step-kib", kib, "KiB a step (default 8)");
-  hsize_t elements = 1 << 21, stride = 4;
-  std::string layout = "contiguous";
-  auto* st = with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset"));
-  st->add_option("--elements", elements, "doubles in the dataset");
-  st->add_option("--stride", stride, "elements between two written in one pass");
-  st->add_option("--layout", layout, "contiguous | chunked | columns");
+  StridedShape shape;
+  shape.add_options(*with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset")));
   int pieces = 16;
   auto* parts = with_driver(app.add_subcommand("parts", "a checkpoint written in parts, a commit after each"));
   parts->add_option("--mib", mib, "MiB in the dataset");
@@ -403,7 +400,7 @@ int main(int argc, char** argv) {
   if (*w2) r = w2_strided(driver, path, edge);
   if (*w3) r = w3_metadata(driver, path, count);
   if (*w4) r = w4_time_series(driver, path, count, kib);
-  if (*st) r = strided_elements(driver, path, elements, stride, layout);
+  if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
   if (*bs) r = bare_step(path, kib, count);
   if (*mk) make_crashed_journal(path, mib);

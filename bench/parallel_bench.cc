@@ -152,11 +152,11 @@ json w2_strided(const Driver& d, const std::string& path, hsize_t edge) {
                         [&](const ParallelFile& f) { return write_strided(f.id(), edge, f.share(), f.dxpl()); });
 }
 
-json strided_elements(const Driver& d, const std::string& path, hsize_t n, hsize_t stride, const std::string& layout) {
+json strided_elements(const Driver& d, const std::string& path, const StridedShape& shape) {
   json r = timed_workload(d, path, "strided", [&](const ParallelFile& f) {
-    return write_strided_elements(f.id(), n, stride, layout, f.share(), f.dxpl());
+    return write_strided_elements(f.id(), shape, f.share(), f.dxpl());
   });
-  r.update({{"stride", stride}, {"layout", layout}});
+  r.update({{"stride", shape.stride}, {"layout", shape.layout}});
   return r;
 }
 
@@ -271,12 +271,9 @@ int run(int argc, char** argv) {
   w1->add_option("--mib", mib, "total MiB");
   auto* w2 = with_driver(app.add_subcommand("w2", "strided: each rank writes its slab of a 3-D array in 32^3 blocks"));
   w2->add_option("--edge", edge, "array edge (a multiple of 32)");
-  hsize_t elements = 1 << 21, stride = 4;
-  std::string layout = "contiguous";
-  auto* st = with_driver(app.add_subcommand("strided", "strided small elements: each rank its slab, a pass per offset"));
-  st->add_option("--elements", elements, "doubles in the dataset");
-  st->add_option("--stride", stride, "elements between two written in one pass");
-  st->add_option("--layout", layout, "contiguous | chunked | columns");
+  StridedShape shape;
+  shape.add_options(
+      *with_driver(app.add_subcommand("strided", "strided small elements: each rank its slab, a pass per offset")));
   auto* cc = with_driver(app.add_subcommand("commits", "commit cost: overwrite a few KiB a rank, commit, repeat"));
   cc->add_option("--steps", count, "commits")->required();
   cc->add_option("--kib", kib, "KiB each rank writes per step");
@@ -288,7 +285,7 @@ int run(int argc, char** argv) {
   json r;
   if (*w1) r = w1_checkpoint(driver, path, mib);
   if (*w2) r = w2_strided(driver, path, edge);
-  if (*st) r = strided_elements(driver, path, elements, stride, layout);
+  if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*cc) r = commit_cost(driver, path, count, kib);
   if (*coll) r = collectives(count, records);
   if (rank == 0) std::printf("%s\n", r.dump().c_str());

@@ -140,8 +140,15 @@ void write_strided_selection(hid_t ds, const std::vector<hsize_t>& start, const 
 
 }  // namespace
 
-uint64_t write_strided_elements(hid_t file, hsize_t n, hsize_t stride, const std::string& layout, Share share,
-                                hid_t dxpl) {
+void StridedShape::add_options(CLI::App& sub) {
+  sub.add_option("--elements", elements, "doubles in the dataset");
+  sub.add_option("--stride", stride, "elements between two written in one pass");
+  sub.add_option("--layout", layout, "contiguous | chunked | columns");
+}
+
+uint64_t write_strided_elements(hid_t file, const StridedShape& shape, Share share, hid_t dxpl) {
+  const hsize_t n = shape.elements, stride = shape.stride;
+  const std::string& layout = shape.layout;
   hid_t dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
   if (layout == "columns") {
     const hsize_t cols = 1024, rows = n / cols;

@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -64,15 +65,21 @@ uint64_t write_checkpoint(hid_t file, uint64_t mib, int datasets, Share share, h
 // when the ranks divide n/32.  Returns the bytes of the whole array.
 uint64_t write_strided(hid_t file, hsize_t n, Share share, hid_t dxpl = H5P_DEFAULT);
 
-// Strided small elements: `n` doubles written in `stride` passes, pass p
-// selecting elements p, p + stride, p + 2 stride, ... (block 1), one 8-byte
-// run each.  Layouts: "contiguous" and "chunked" (chunks of 64 Ki
-// elements), a 1-D dataset of n; "columns", a 2-D one of n / 1024 rows by
+// Strided small elements: `elements` doubles written in `stride` passes,
+// pass p selecting elements p, p + stride, p + 2 stride, ... (block 1), one
+// 8-byte run each.  Layouts: "contiguous" and "chunked" (chunks of 64 Ki
+// elements), a 1-D dataset; "columns", a 2-D one of elements / 1024 rows by
 // 1024 columns written a column at a time (a run a row, 8 KiB apart, and
 // stride ignored).  Each process writes the elements of its share of the
-// rows (of the dataset, in 1-D), so the ranks' regions are slabs.  Returns
-// the bytes of the whole dataset.
-uint64_t write_strided_elements(hid_t file, hsize_t n, hsize_t stride, const std::string& layout, Share share,
-                                hid_t dxpl = H5P_DEFAULT);
+// rows (of the dataset, in 1-D), so the ranks' regions are slabs.
+struct StridedShape {
+  hsize_t elements = hsize_t(1) << 21;
+  hsize_t stride = 4;
+  std::string layout = "contiguous";
+  // --elements, --stride and --layout on `sub`.
+  void add_options(CLI::App& sub);
+};
+// Returns the bytes of the whole dataset.
+uint64_t write_strided_elements(hid_t file, const StridedShape& shape, Share share, hid_t dxpl = H5P_DEFAULT);
 
 }  // namespace bench
