@@ -8,6 +8,10 @@
 // place they would cost the commit a second fdatasync.  Commit makes
 // in-place bytes durable first, then the journal's COMMIT record.
 //
+// One exception below the protected end: space HDF5 allocated in this
+// session and never wrote, declared at the last commit, takes a write in
+// place under a PLACED record (unwritten_space.h).
+//
 // Raw data may instead go to the data log (RawMode), indexed by DATA
 // records in the journal, or be staged (staged_writes.h) when it is small
 // and in new space.
@@ -131,10 +135,11 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
   if (mpi() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
   // Serially, kInPlace gathers windows, unless every piece is in new space
   // and the pieces are sparse: then staging (stages()) coalesces them at
-  // placing, across calls, with no read of the gaps.  Under MPI a window's gaps may hold other ranks' bytes, which
-  // writing the window back would overwrite with stale ones (why HDF5
-  // turns its sieve buffer off in parallel), so every rank does what kAuto
-  // does, and stages its small pieces in new space.
+  // placing, across calls, with no read of the gaps.  Under MPI a window's
+  // gaps may hold other ranks' bytes, which writing the window back would
+  // overwrite with stale ones (why HDF5 turns its sieve buffer off in
+  // parallel), so every rank does what kAuto does, and stages its small
+  // pieces in new space.
   if (opts_.raw_mode == RawMode::kInPlace && !mpi() &&
       (pieces.size() == 1 || !all_in_new_space(pieces) || windows_cheaper(pieces)))
     return write_windows(pieces, tag);
