@@ -189,6 +189,8 @@ class JournaledFile : private RecoveredImage {
   // Into a range HDF5 allocated and never wrote, declared at the last
   // commit: in place, with a PLACED record (unwritten_space.h).
   Status write_placed(uint64_t addr, std::span<const std::byte> data);
+  // Straight into the file, made durable at the next commit.
+  Status write_in_place(uint64_t addr, std::span<const std::byte> data);
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   Status resize(uint64_t size);

@@ -1,8 +1,6 @@
 #include "unwritten_space.h"
 
 #include <algorithm>
-#include <cassert>
-#include <iterator>
 
 namespace h5j {
 
@@ -10,15 +8,7 @@ void UnwrittenSpace::written(uint64_t addr, uint64_t len) {
   uint64_t end = addr + len;
   if (len == 0 || end <= base_end_) return;
   addr = std::max(addr, base_end_);
-  // Join every range that overlaps or touches [addr, end).
-  auto it = written_.upper_bound(addr);
-  if (it != written_.begin() && std::prev(it)->second >= addr) --it;
-  while (it != written_.end() && it->first <= end) {
-    addr = std::min(addr, it->first);
-    end = std::max(end, it->second);
-    it = written_.erase(it);
-  }
-  written_.emplace(addr, end);
+  written_.insert(addr, end - addr, ExtentMap::kZeroSource);
 }
 
 std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size, uint64_t min) {
@@ -28,11 +18,11 @@ std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size, uint64
   };
   if (size > base_end_) {
     uint64_t at = base_end_;
-    for (const auto& [start, end] : written_) {
-      if (start >= size) break;
-      consider(at, start);
-      at = end;
-    }
+    written_.for_each([&](const ExtentMap::Extent& e) {
+      if (e.addr >= size) return;
+      consider(at, e.addr);
+      at = e.addr + e.len;
+    });
     consider(at, size);
   }
   if (gaps.size() > kMaxDeclared) {
@@ -47,13 +37,7 @@ std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size, uint64
 
 bool UnwrittenSpace::declared(uint64_t addr, uint64_t end) const {
   auto inside = [&](const Range& r) { return r.addr <= addr && end <= r.addr + r.len; };
-  return end > addr && std::any_of(declared_.begin(), declared_.end(), inside) && !touched(addr, end);
-}
-
-bool UnwrittenSpace::touched(uint64_t addr, uint64_t end) const {
-  auto it = written_.upper_bound(addr);
-  if (it != written_.begin() && std::prev(it)->second > addr) return true;
-  return it != written_.end() && it->first < end;
+  return end > addr && std::any_of(declared_.begin(), declared_.end(), inside) && !written_.intersects(addr, end);
 }
 
 }  // namespace h5j

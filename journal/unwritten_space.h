@@ -29,8 +29,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <vector>
+
+#include "extent_map.h"
 
 namespace h5j {
 
@@ -61,11 +62,12 @@ class UnwrittenSpace {
   bool declared(uint64_t addr, uint64_t end) const;
 
  private:
-  bool touched(uint64_t addr, uint64_t end) const;
-
-  uint64_t base_end_ = UINT64_MAX;      // default: nothing is unwritten
-  std::map<uint64_t, uint64_t> written_;  // start -> end, disjoint, adjacent ones merged
-  std::vector<Range> declared_;          // address order
+  uint64_t base_end_ = UINT64_MAX;  // default: nothing is unwritten
+  // The written ranges above base_end_, as a set: every range maps to
+  // kZeroSource, a source with no meaning here, which ExtentMap joins
+  // across adjacent ranges.
+  ExtentMap written_;
+  std::vector<Range> declared_;  // address order
 };
 
 }  // namespace h5j

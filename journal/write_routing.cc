@@ -87,23 +87,17 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
   uint64_t floor = image_.protected_end();
-  if (addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size()))
-    return write_placed(addr, data);
-  unwritten_.written(addr, data.size());
-  size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
-  if (data.size() - journaled < inplace_min) journaled = data.size();
-  // Over staged bytes, in place would be overwritten by them at the commit.
-  if (staged_.touches(addr + journaled, addr + data.size())) journaled = data.size();
-  if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
-  if (journaled < data.size()) {
-    auto rest = data.subspan(journaled);
-    H5J_RETURN_IF_ERROR(base_->write_at(addr + journaled, rest));
-    // Large writes start on their way to the disk now, while HDF5 produces
-    // the next ones, instead of all at the commit's fdatasync.
-    if (opts_.ring.durable && rest.size() >= File::kEarlyWritebackMin)
-      base_->start_writeback(addr + journaled, rest.size());
-    inplace_unsynced_ = true;
+  if (addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size())) {
+    H5J_RETURN_IF_ERROR(write_placed(addr, data));
+  } else {
+    size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
+    if (data.size() - journaled < inplace_min) journaled = data.size();
+    // Over staged bytes, in place would be overwritten by them at the commit.
+    if (staged_.touches(addr + journaled, addr + data.size())) journaled = data.size();
+    if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
+    if (journaled < data.size()) H5J_RETURN_IF_ERROR(write_in_place(addr + journaled, data.subspan(journaled)));
   }
+  unwritten_.written(addr, data.size());
   image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
   dirty_ = true;
   return Status::ok();
@@ -113,13 +107,16 @@ Status JournaledFile::write_placed(uint64_t addr, std::span<const std::byte> dat
   // A declared range was never written, so no layer holds its bytes (the
   // commit's ZERO records stay out of the live overlay).
   assert(!image_.overlay.intersects(addr, addr + data.size()) && !image_.raw.touches(addr, addr + data.size()));
+  H5J_RETURN_IF_ERROR(write_in_place(addr, data));
+  return writer_->append_placed(addr, data.size());
+}
+
+Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> data) {
   H5J_RETURN_IF_ERROR(base_->write_at(addr, data));
+  // Large writes start on their way to the disk now, while HDF5 produces
+  // the next ones, instead of all at the commit's fdatasync.
   if (opts_.ring.durable && data.size() >= File::kEarlyWritebackMin) base_->start_writeback(addr, data.size());
-  H5J_RETURN_IF_ERROR(writer_->append_placed(addr, data.size()));
-  unwritten_.written(addr, data.size());
   inplace_unsynced_ = true;
-  image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
-  dirty_ = true;
   return Status::ok();
 }
 

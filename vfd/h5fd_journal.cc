@@ -52,9 +52,9 @@ struct JournalDriverFile {
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
   std::unique_ptr<RankGroup> ranks;  // null: opened by this process alone
-  // write_vector's raw pieces, kept between calls: a strided selection
-  // brings a million pieces, and a fresh vector each call costs its page
-  // faults again.
+  // The raw pieces of write_vector and write_selection, kept between
+  // calls: a strided selection brings a million pieces, and a fresh vector
+  // each call costs its page faults again.
   std::vector<RawPiece> raw_pieces;
 };
 
