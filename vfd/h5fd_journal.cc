@@ -355,20 +355,34 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
 // Vector I/O.  Having these callbacks turns on HDF5's selection I/O: a
 // hyperslab write arrives as one vector of all its pieces (a 32^3 box of a
 // 3-D array: 1024 runs) instead of through the sieve buffer, so raw data
-// can be logged as one pattern.  In the arrays, a size of 0 or a type of
-// H5FD_MEM_NOLIST means "as the previous element" from there on.
+// can be logged as one pattern.  In the arrays (these and write_selection's
+// below), a size of 0, a type of H5FD_MEM_NOLIST or a null buffer means
+// "as the previous element" from there on.
+
+// One of those arrays, read in order: from the first element past the
+// first that holds `sentinel` on, every element is the one before it.
+template <typename T>
+class ExtendedArray {
+ public:
+  ExtendedArray(const T* values, T sentinel) : values_(values), sentinel_(sentinel) {}
+  T at(size_t i) {
+    fixed_ = fixed_ || (i > 0 && values_[i] == sentinel_);
+    if (!fixed_) current_ = values_[i];
+    return current_;
+  }
+
+ private:
+  const T* values_;
+  T sentinel_;
+  bool fixed_ = false;
+  T current_{};
+};
+
 template <typename F>
 void for_each_element(uint32_t count, const H5FD_mem_t types[], const size_t sizes[], F&& f) {
-  size_t size = 0;
-  H5FD_mem_t type = H5FD_MEM_DEFAULT;
-  bool fixed_size = false, fixed_type = false;
-  for (uint32_t i = 0; i < count; i++) {
-    fixed_size = fixed_size || (i > 0 && sizes[i] == 0);
-    fixed_type = fixed_type || (i > 0 && types[i] == H5FD_MEM_NOLIST);
-    if (!fixed_size) size = sizes[i];
-    if (!fixed_type) type = types[i];
-    f(i, type, size);
-  }
+  ExtendedArray<H5FD_mem_t> type(types, H5FD_MEM_NOLIST);
+  ExtendedArray<size_t> size(sizes, 0);
+  for (uint32_t i = 0; i < count; i++) f(i, type.at(i), size.at(i));
 }
 
 herr_t journal_read_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -427,18 +441,11 @@ herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t coun
       return Status::ok();
     };
     Status s;
-    size_t element_size = 0;
-    const void* buf = nullptr;
-    // As in the vector arrays, a size of 0 or a null buffer means "as the previous one" from there on.
-    bool fixed_size = false, fixed_buf = false;
-    for (size_t i = 0; i < count && s; ++i) {
-      fixed_size = fixed_size || (i > 0 && element_sizes[i] == 0);
-      fixed_buf = fixed_buf || (i > 0 && bufs[i] == nullptr);
-      if (!fixed_size) element_size = element_sizes[i];
-      if (!fixed_buf) buf = bufs[i];
-      s = for_each_selection_batch(mem_spaces[i], file_spaces[i], offsets[i], element_size, buf,
+    ExtendedArray<size_t> element_size(element_sizes, 0);
+    ExtendedArray<const void*> buf(bufs, nullptr);
+    for (size_t i = 0; i < count && s; ++i)
+      s = for_each_selection_batch(mem_spaces[i], file_spaces[i], offsets[i], element_size.at(i), buf.at(i),
                                    self(file)->raw_pieces, write_batch);
-    }
     s = end_of_raw_write(*self(file), type == H5FD_MEM_DRAW, s);
     if (!s) return push_error("H5FD_journal_write_selection", H5E_WRITEERROR, s);
     return 0;
