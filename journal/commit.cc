@@ -64,7 +64,7 @@ Status JournaledFile::commit_transaction() {
   H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
   // What HDF5 allocated and never wrote is zeros at this commit, whatever
   // later writes put there in place (unwritten_space.h).
-  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size, opts_.inplace_min_bytes))
+  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size))
     H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
   H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size));
   first_commit_done_ = true;

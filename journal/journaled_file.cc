@@ -172,7 +172,7 @@ Status JournaledFile::start_writing() {
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
   // What this session will allocate past the file's end, HDF5 writes
   // through it.  Under MPI another rank may write any byte: nothing counts.
-  if (!mpi()) unwritten_ = UnwrittenSpace(image_.committed_size);
+  if (!mpi()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
   // A journal that was found exists durably, so the binding may name it now;
   // a new journal is bound at its first commit, once its name is durable.
   return report_.journal_found ? bind() : Status::ok();

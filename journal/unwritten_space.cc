@@ -11,10 +11,22 @@ void UnwrittenSpace::written(uint64_t addr, uint64_t len) {
   written_.insert(addr, end - addr, ExtentMap::kZeroSource);
 }
 
-std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size, uint64_t min) {
+void UnwrittenSpace::written(const RawPattern& p) {
+  uint64_t span = p.group_span();
+  if (p.count2 == 1 || p.stride2 - span < min_) {
+    if (p.count1 == 1 || p.stride1 - p.run_len < min_) return written(p.addr, p.end() - p.addr);
+  }
+  if (p.count1 == 1 || p.stride1 - p.run_len < min_) {
+    for (uint64_t g = 0; g < p.count2; ++g) written(p.addr + g * p.stride2, span);
+    return;
+  }
+  p.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { written(a, n); });
+}
+
+std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size) {
   std::vector<Range> gaps;
   auto consider = [&](uint64_t from, uint64_t to) {
-    if (to > from && to - from >= std::max<uint64_t>(min, 1)) gaps.push_back({from, to - from});
+    if (to > from && to - from >= min_) gaps.push_back({from, to - from});
   };
   if (size > base_end_) {
     uint64_t at = base_end_;
@@ -36,8 +48,12 @@ std::vector<UnwrittenSpace::Range> UnwrittenSpace::declare(uint64_t size, uint64
 }
 
 bool UnwrittenSpace::declared(uint64_t addr, uint64_t end) const {
-  auto inside = [&](const Range& r) { return r.addr <= addr && end <= r.addr + r.len; };
-  return end > addr && std::any_of(declared_.begin(), declared_.end(), inside) && !written_.intersects(addr, end);
+  // The last declared range starting at or below addr (they are in address order).
+  auto it = std::upper_bound(declared_.begin(), declared_.end(), addr,
+                             [](uint64_t a, const Range& r) { return a < r.addr; });
+  if (end <= addr || it == declared_.begin()) return false;
+  --it;
+  return end <= it->addr + it->len && !written_.intersects(addr, end);
 }
 
 }  // namespace h5j

@@ -28,10 +28,12 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "extent_map.h"
+#include "raw_pattern.h"
 
 namespace h5j {
 
@@ -41,20 +43,27 @@ class UnwrittenSpace {
     uint64_t addr, len;
   };
   // At most this many ranges are declared at a commit (the largest): each
-  // is a record in every commit.
-  static constexpr size_t kMaxDeclared = 16;
+  // is a 48-byte record in every commit, so at most 12 KiB a commit.  A
+  // dataset written in interleaved passes (every 8th block of rows, say)
+  // leaves a gap per block: 16 covered one pass in eight of 128 blocks.
+  static constexpr size_t kMaxDeclared = 256;
 
   UnwrittenSpace() = default;
   // `base_end`: the file's size when the session opened it; bytes below it
-  // are never counted unwritten.
-  explicit UnwrittenSpace(uint64_t base_end) : base_end_(base_end) {}
+  // are never counted unwritten.  Ranges shorter than `min` bytes are never
+  // declared.
+  UnwrittenSpace(uint64_t base_end, uint64_t min) : base_end_(base_end), min_(std::max<uint64_t>(min, 1)) {}
 
   // Every write, whatever its route (journal, in place, staged, data log).
   void written(uint64_t addr, uint64_t len);
+  // A strided write: its runs, or where the gaps between them are too short
+  // to be declared, its groups or its whole span (one entry, not a million
+  // for a million 8-byte elements).
+  void written(const RawPattern& pattern);
   // At a commit of the file at `size`: the unwritten ranges of [base_end,
   // size) of at least `min` bytes, at most kMaxDeclared of them (the
   // largest), in address order.  They are the declared ranges from now on.
-  std::vector<Range> declare(uint64_t size, uint64_t min);
+  std::vector<Range> declare(uint64_t size);
   // A checkpoint: no range is declared in the new generation yet.
   void forget_declared() { declared_.clear(); }
   // Whether [addr, end) lies wholly in one declared range and no write has
@@ -63,6 +72,7 @@ class UnwrittenSpace {
 
  private:
   uint64_t base_end_ = UINT64_MAX;  // default: nothing is unwritten
+  uint64_t min_ = 1;
   // The written ranges above base_end_, as a set: every range maps to
   // kZeroSource, a source with no meaning here, which ExtentMap joins
   // across adjacent ranges.

@@ -251,7 +251,7 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   image_.logical_size = std::max<uint64_t>(image_.logical_size, pattern.end());
-  unwritten_.written(pattern.addr, pattern.end() - pattern.addr);
+  unwritten_.written(pattern);
   dirty_ = true;
   if (stages(pattern)) {
     assert(!image_.overlay.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
