@@ -16,6 +16,7 @@
 //   journal       h5journal, configured by --config "key=value;...".
 #include <fcntl.h>
 #include <hdf5.h>
+#include <liburing.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -344,6 +345,55 @@ json bare_fdatasync(const std::string& path, int count) {
               {"p99_us", percentile(latencies, 0.99)}};
 }
 
+// `runs` runs of 8 bytes, `gap` bytes apart, into pages already in the page
+// cache: how an MPI rank places staged bytes whose gaps another rank may be
+// writing, so that no gap may be written with them.  pwritev cannot batch
+// such runs (it writes one contiguous range), so the two ways are a pwrite
+// a run and io_uring, `batch` writes to a submission.  Both ways in each
+// sample, in alternating order; the time of each, per run.
+json bare_scatter(const std::string& path, uint64_t runs, uint64_t gap, unsigned batch) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("open " + path);
+  const uint64_t span = runs * (8 + gap);
+  std::vector<char> bytes(span, 'x');
+  if (::pwrite(fd, bytes.data(), span, 0) != ssize_t(span)) die("pwrite");
+  auto addr = [&](uint64_t i) { return off_t(i * (8 + gap)); };
+  auto by_pwrite = [&] {
+    auto t0 = Clock::now();
+    for (uint64_t i = 0; i < runs; ++i)
+      if (::pwrite(fd, bytes.data() + addr(i), 8, addr(i)) != 8) die("pwrite");
+    return seconds_since(t0);
+  };
+  io_uring ring;
+  if (int rc = io_uring_queue_init(batch, &ring, 0); rc < 0) die(std::string("io_uring: ") + std::strerror(-rc));
+  auto by_uring = [&] {
+    auto t0 = Clock::now();
+    for (uint64_t i = 0; i < runs;) {
+      unsigned n = 0;
+      for (; n < batch && i < runs; ++n, ++i)
+        io_uring_prep_write(io_uring_get_sqe(&ring), fd, bytes.data() + addr(i), 8, uint64_t(addr(i)));
+      if (io_uring_submit_and_wait(&ring, n) < 0) die("io_uring_submit_and_wait");
+      for (unsigned reaped = 0; reaped < n; ++reaped) {
+        io_uring_cqe* cqe = nullptr;
+        if (io_uring_wait_cqe(&ring, &cqe) < 0 || cqe->res != 8) die("io_uring write");
+        io_uring_cqe_seen(&ring, cqe);
+      }
+    }
+    return seconds_since(t0);
+  };
+  double pwrite_s = 0, uring_s = 0;
+  for (int round = 0; round < 4; ++round) {
+    if (round % 2 == 0) pwrite_s += by_pwrite(), uring_s += by_uring();
+    else uring_s += by_uring(), pwrite_s += by_pwrite();
+  }
+  io_uring_queue_exit(&ring);
+  ::close(fd);
+  ::unlink(path.c_str());
+  const double per_run = 1e9 / 4 / double(runs);
+  return json{{"workload", "bare-scatter"}, {"runs", runs}, {"gap", gap}, {"batch", batch},
+              {"pwrite_ns_per_run", pwrite_s * per_run}, {"uring_ns_per_run", uring_s * per_run}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -393,6 +443,13 @@ int main(int argc, char** argv) {
   auto* bf = app.add_subcommand("bare-fdatasync", "the disk's fdatasync latency");
   bf->add_option("file", path)->required();
   bf->add_option("--count", count, "fdatasyncs")->required();
+  uint64_t runs = 262144, gap = 8;
+  unsigned batch = 256;
+  auto* bsc = app.add_subcommand("bare-scatter", "8-byte runs placed apart: a pwrite each against io_uring batches");
+  bsc->add_option("file", path)->required();
+  bsc->add_option("--runs", runs, "runs");
+  bsc->add_option("--gap", gap, "bytes between runs");
+  bsc->add_option("--batch", batch, "writes to an io_uring submission");
   CLI11_PARSE(app, argc, argv);
 
   json r;
@@ -407,6 +464,7 @@ int main(int argc, char** argv) {
   if (*orec) r = open_recover(path);
   if (*bw) r = bare_write(path, mib);
   if (*bf) r = bare_fdatasync(path, count);
+  if (*bsc) r = bare_scatter(path, runs, gap, batch);
   std::printf("%s\n", r.dump().c_str());
   return 0;
 }

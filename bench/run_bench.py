@@ -66,6 +66,7 @@ SIZES = {
     "w5_mib": ((64, 1024), (16,)),
     "bare_mib": (512, 16),
     "bare_syncs": (200, 20),
+    "scatter_runs": (262144, 4096),
     "reps": (7, 1),
     # The parallel benchmark (--parallel).
     "p_w1_mib": (1024, 16),
@@ -192,7 +193,9 @@ class Bench:
                  for _ in range(self.size("reps"))]
         sync = [self.run([self.exe, "bare-fdatasync", self.work / "bare", "--count", self.size("bare_syncs")],
                          "bare-fdatasync") for _ in range(self.size("reps"))]
-        return write, sync
+        scatter = [self.run([self.exe, "bare-scatter", self.work / "bare", "--runs", self.size("scatter_runs")],
+                            "bare-scatter") for _ in range(self.size("reps"))]
+        return write, sync, scatter
 
     def recovery(self, mib):
         """W5: h5recover and open-time recovery of a journal of `mib` MiB,
@@ -327,7 +330,7 @@ def main():
     b = Bench(args)
     started = time.monotonic()
 
-    bare_write, bare_sync = b.bare()
+    bare_write, bare_sync, bare_scatter = b.bare()
     small, large = b.size("w1_mib")
     w1 = {small: b.alternate("w1", ["--mib", small]), large: b.alternate("w1", ["--mib", large], FEW_DRIVERS, tag=f"/{large}")}
     small, large = b.size("w2_edge")
@@ -357,7 +360,7 @@ def main():
             f"load average {os.getloadavg()[0]:.1f} at the end; files in {args.work}; "
             f"{b.size('reps')} rounds, drivers alternating; "
             f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
-    report_disk(rep, bare_write, bare_sync)
+    report_disk(rep, bare_write, bare_sync, bare_scatter)
     for mib, res in w1.items():
         report_per_driver(rep, f"W1 checkpoint: {mib} MiB in 8 contiguous datasets", res, "MB/s", throughput)
     for edge, res in w2.items():
@@ -449,12 +452,16 @@ def worst_extra_rss(samples):
     return worst
 
 
-def report_disk(rep, bare_write, bare_sync):
+def report_disk(rep, bare_write, bare_sync, bare_scatter):
     rep.add("### The disk, bare", "")
     rep.table(["measure", "median", "spread"],
               [["O_DIRECT sequential write", f"{throughput(bare_write):.0f} MB/s", f"±{spread(bare_write, 'seconds'):.0f}%"],
                ["fdatasync latency p50", f"{median(bare_sync, 'p50_us'):.0f} µs", f"±{spread(bare_sync, 'p50_us'):.0f}%"],
-               ["fdatasync latency p99", f"{median(bare_sync, 'p99_us'):.0f} µs", ""]])
+               ["fdatasync latency p99", f"{median(bare_sync, 'p99_us'):.0f} µs", ""],
+               ["8-byte runs 8 bytes apart, a pwrite each", f"{median(bare_scatter, 'pwrite_ns_per_run'):.0f} ns a run",
+                f"±{spread(bare_scatter, 'pwrite_ns_per_run'):.0f}%"],
+               ["the same, io_uring, 256 writes a submission", f"{median(bare_scatter, 'uring_ns_per_run'):.0f} ns a run",
+                f"±{spread(bare_scatter, 'uring_ns_per_run'):.0f}%"]])
 
 
 def report_index(rep, w2):
