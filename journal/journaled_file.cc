@@ -21,13 +21,18 @@ void random_bytes(void* out, size_t n) {
   }
 }
 
+// The base is never opened with O_TRUNC: another process may be writing
+// it through the driver, and its committed bytes live partly in place.  A
+// truncating open truncates only once it holds the journal's lock
+// (open_for_write).  kTruncate opens like O_TRUNC without O_CREAT: a missing
+// file is an error.
 OpenMode open_mode(Access a) {
   switch (a) {
     case Access::kReadOnly: return OpenMode::kReadOnly;
     case Access::kReadWrite: return OpenMode::kReadWrite;
-    case Access::kTruncate: return OpenMode::kTruncate;
+    case Access::kTruncate: return OpenMode::kReadWrite;
     case Access::kCreate: return OpenMode::kCreate;
-    case Access::kCreateTruncate: return OpenMode::kCreateTruncate;
+    case Access::kCreateTruncate: return OpenMode::kCreate;
     case Access::kCreateExclusive: return OpenMode::kCreateExclusive;
   }
   return OpenMode::kReadOnly;
@@ -131,9 +136,9 @@ Status JournaledFile::open_for_write(bool truncated) {
     journal_.reset();
     return Status::ok();
   }
-  // The journal of a file being truncated is discarded, but only once we own
-  // its lock: it might belong to a live writer.
-  Status s = truncated ? journal_->truncate(0) : Status::ok();
+  // A file being truncated, and its journal, are emptied only once we own
+  // the lock: until then either may belong to a live writer.
+  Status s = truncated ? truncate_for_create() : Status::ok();
   // Any journal that exists, even an empty one, means the last session did
   // not close cleanly.
   report_.journal_found = existed && !truncated;
@@ -144,6 +149,12 @@ Status JournaledFile::open_for_write(bool truncated) {
     (void)opts_.fs->remove(opts_.journal_path);
   }
   return s;
+}
+
+Status JournaledFile::truncate_for_create() {
+  H5J_RETURN_IF_ERROR(base_->truncate(0));
+  image_.logical_size = image_.committed_size = 0;
+  return journal_->truncate(0);
 }
 
 Status JournaledFile::start_writing() {

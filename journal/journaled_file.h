@@ -158,6 +158,8 @@ class JournaledFile : private RecoveredImage {
   Status open_for_read();
   Status open_for_write(bool truncated);
   Status open_as_follower();
+  // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
+  Status truncate_for_create();
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();

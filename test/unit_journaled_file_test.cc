@@ -338,6 +338,32 @@ TEST_CASE("a second handle on a journal in use is passive and refuses to read or
   CHECK(bytes[100] == std::byte(1));
 }
 
+TEST_CASE("a truncating open empties the file only once it holds the journal's lock") {
+  TempDir dir;
+  std::string path = dir.path("t.h5");
+  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200000, std::byte(7)), 0));  // in place
+  REQUIRE((*writer)->commit());
+  for (Access a : {Access::kCreateTruncate, Access::kTruncate}) {
+    auto second = JournaledFile::open(path, a, opts);
+    REQUIRE(second);
+    CHECK((*second)->report().passive);
+    REQUIRE((*second)->close());
+    auto bytes = test::read_file(path);
+    REQUIRE(bytes.size() == 200000);
+    CHECK(bytes[199999] == std::byte(7));
+  }
+  REQUIRE((*writer)->close());
+  // With no writer, the same open truncates: the file and its journal start empty.
+  auto fresh = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(fresh);
+  CHECK((*fresh)->size() == 0);
+  REQUIRE((*fresh)->close());
+  CHECK(test::read_file(path).empty());
+}
+
 namespace {
 size_t open_descriptors() {
   return size_t(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
