@@ -64,6 +64,11 @@ struct JournalOptions {
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
   Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
   std::function<Status(RecoveredImage&)> after_replay;
+  // A writer's lock on the file itself (HDF5's file locking), taken right
+  // after the journal's lock and before the open changes a byte (truncation,
+  // replay), so that a file written by a program without the driver is
+  // refused, not damaged.  Not called for a passive handle.  Empty: none.
+  std::function<Status(File& base)> lock_base;
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
   FileSystem* fs = &posix_filesystem();

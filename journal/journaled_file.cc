@@ -137,8 +137,9 @@ Status JournaledFile::open_for_write(bool truncated) {
     return Status::ok();
   }
   // A file being truncated, and its journal, are emptied only once we own
-  // the lock: until then either may belong to a live writer.
-  Status s = truncated ? truncate_for_create() : Status::ok();
+  // the locks: until then either may belong to a live writer.
+  Status s = opts_.lock_base ? opts_.lock_base(*base_) : Status::ok();
+  if (s && truncated) s = truncate_for_create();
   // Any journal that exists, even an empty one, means the last session did
   // not close cleanly.
   report_.journal_found = existed && !truncated;

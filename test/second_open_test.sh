@@ -5,11 +5,13 @@
 # H5Fcreate with H5F_ACC_TRUNC, and it must not truncate the file first: the
 # writer's committed in-place bytes are in it.  The writer then goes on and
 # closes a file h5dump reads and that holds everything it wrote.
+# The same H5Fcreate of a file that a program writes without the driver
+# (HDF5's file lock, sec2) is refused too, and leaves that file whole.
 set -euo pipefail
 program=$1 plugin_dir=$2 h5dump=$3 work=$4
 mkdir -p "$work"
 cd "$work"
-rm -f ./*.h5 ./*.jnl ./fifo
+rm -f ./*.h5 ./*.jnl ./fifo ./fifo2
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 mkfifo fifo
 "$program" hold held.h5 < fifo > holder.out &
@@ -35,3 +37,25 @@ env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$h5dump" -H held.h5 | grep -q 'DATASET "
 env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check held.h5 ||
   { echo "FAIL: the writer's file lost committed data"; exit 1; }
 echo "the writer went on and closed a file h5dump reads, with everything it wrote"
+
+# A writer without the driver: HDF5's own flock on the file.
+mkfifo fifo2
+env -u HDF5_DRIVER "$program" hold plain.h5 < fifo2 > plain.out &
+plain=$!
+exec 4> fifo2
+for _ in $(seq 100); do grep -q ready plain.out 2> /dev/null && break; sleep 0.1; done
+grep -q ready plain.out || { echo "FAIL: the writer without the driver did not start"; exit 1; }
+size=$(stat -c %s plain.h5)
+"$program" create plain.h5 > refused.txt 2>&1 ||
+  { echo "FAIL: H5Fcreate over a file HDF5 has locked was not refused"; cat refused.txt; exit 1; }
+grep -q "unable to lock the file" refused.txt || { echo "FAIL: the refusal does not name the lock"; cat refused.txt; exit 1; }
+after=$(stat -c %s plain.h5)
+[ "$after" = "$size" ] || { echo "FAIL: the refused create changed the sec2 file from $size to $after bytes"; exit 1; }
+[ ! -e plain.h5.jnl ] || { echo "FAIL: the refused create left a journal"; exit 1; }
+echo "create over a file sec2 writes refused, file left at $after bytes: $(grep -o 'unable to lock the file[^,]*' refused.txt | head -1)"
+echo go >&4
+exec 4>&-
+wait "$plain" || { echo "FAIL: the writer without the driver failed after the refused create"; exit 1; }
+env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check plain.h5 ||
+  { echo "FAIL: the sec2 writer's file lost data"; exit 1; }
+echo "the writer without the driver went on and closed a whole file"

@@ -206,13 +206,17 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     FileSystem& fs = filesystem_for(fapl);
     auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
     if (!ranks) return push_error(fn, H5E_CANTOPENFILE, ranks.status()), nullptr;
-    auto file = open_journaled(name, access_for(flags), journal_options_for(name, config->values, fs), ranks->get());
+    JournalOptions opts = journal_options_for(name, config->values, fs);
+    const bool read_write = flags & H5F_ACC_RDWR;
+    // A writer locks the file before the engine truncates or replays into it.
+    if (!*ranks && read_write) opts.lock_base = [fapl](File& base) { return lock_like_hdf5(base, fapl, true); };
+    auto file = open_journaled(name, access_for(flags), std::move(opts), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
     // A passive handle (another owns the journal: HDF5's tentative second
     // open of a file it has open, or a reader beside a writer) takes no
     // lock; its reads are refused unless the file is this process's own.
-    if (!*ranks && !(*file)->report().passive) {
-      if (Status s = lock_like_hdf5((*file)->base(), fapl, flags & H5F_ACC_RDWR); !s)
+    if (!*ranks && !read_write && !(*file)->report().passive) {
+      if (Status s = lock_like_hdf5((*file)->base(), fapl, false); !s)
         return push_error(fn, H5E_CANTLOCKFILE, s), nullptr;
     }
     auto id = fs.id(name);
