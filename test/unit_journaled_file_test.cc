@@ -32,6 +32,14 @@ JournalOptions options(const std::string& journal, IoEngine engine, uint64_t che
   return o;
 }
 
+// A file in a fresh directory, its journal beside it, the tests' options:
+// where most cases start.
+struct FileInDir {
+  TempDir dir;
+  std::string path = dir.path("t.h5");
+  JournalOptions opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+};
+
 std::vector<std::byte> read_all(JournaledFile& f) {
   std::vector<std::byte> out(f.size());
   REQUIRE(f.read(0, out));
@@ -166,10 +174,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
 
 TEST_CASE_TEMPLATE_INVOKE(store_test, test::UringEngine, test::SyncEngine);
 
-TEST_CASE("above the protected end, a short write is journaled and a long one goes in place") {
-  TempDir dir;
-  std::string path = dir.path("s.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "above the protected end, a short write is journaled and a long one goes in place") {
   opts.inplace_min_bytes = 4096;
   auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(f);
@@ -193,10 +198,7 @@ TEST_CASE("above the protected end, a short write is journaled and a long one go
   CHECK(bytes[8192] == std::byte(2));
 }
 
-TEST_CASE("an uncommitted tail is discarded and the file is restored to its committed size") {
-  TempDir dir;
-  std::string path = dir.path("t.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "an uncommitted tail is discarded and the file is restored to its committed size") {
   auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(f);
   std::vector<std::byte> a(10000, std::byte(1)), b(10000, std::byte(2));
@@ -216,10 +218,7 @@ TEST_CASE("an uncommitted tail is discarded and the file is restored to its comm
   CHECK(test::read_file(path) == a);
 }
 
-TEST_CASE("recovery=refuse names h5recover and changes nothing") {
-  TempDir dir;
-  std::string path = dir.path("r.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "recovery=refuse names h5recover and changes nothing") {
   crash_after_two_commits(path, opts, 3);
   auto before = test::read_file(path);
   auto jbefore = test::read_file(path + ".jnl");
@@ -283,10 +282,7 @@ TEST_CASE("a journal of another file, an older journal, and a missing journal ar
   }
 }
 
-TEST_CASE("shrinking then growing reads zeros, live and after recovery") {
-  TempDir dir;
-  std::string path = dir.path("z.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "shrinking then growing reads zeros, live and after recovery") {
   auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(f);
   REQUIRE((*f)->write(0, std::vector<std::byte>(8000, std::byte(5)), 0));
@@ -310,10 +306,7 @@ TEST_CASE("shrinking then growing reads zeros, live and after recovery") {
   CHECK(bytes[7005] == std::byte(6));
 }
 
-TEST_CASE("a second handle on a journal in use is passive and refuses to read or write") {
-  TempDir dir;
-  std::string path = dir.path("p.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "a second handle on a journal in use is passive and refuses to read or write") {
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(writer);
   REQUIRE((*writer)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
@@ -338,10 +331,7 @@ TEST_CASE("a second handle on a journal in use is passive and refuses to read or
   CHECK(bytes[100] == std::byte(1));
 }
 
-TEST_CASE("a truncating open empties the file only once it holds the journal's lock") {
-  TempDir dir;
-  std::string path = dir.path("t.h5");
-  auto opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+TEST_CASE_FIXTURE(FileInDir, "a truncating open empties the file only once it holds the journal's lock") {
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(writer);
   REQUIRE((*writer)->write(0, std::vector<std::byte>(200000, std::byte(7)), 0));  // in place
