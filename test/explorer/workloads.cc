@@ -202,6 +202,46 @@ void parts(hid_t fapl, const std::string& file, CommitLog& log) {
   close_commit(f, log);
 }
 
+// A time series of 8 KiB steps, one chunk each, a commit after each (the
+// benchmark's W4): every step is a write in new space short enough to be
+// journaled, and a crash must bring it back from the journal.  Every third
+// step also rewrites an older row, below the committed end.
+void series(hid_t fapl, const std::string& file, CommitLog& log) {
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  const hsize_t width = 1024;
+  hsize_t dims[2] = {0, width}, maxdims[2] = {H5S_UNLIMITED, width}, chunk[2] = {1, width};
+  hid_t space = H5Screate_simple(2, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, chunk);
+  hid_t ds = H5Dcreate2(f, "/series", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  must(ds >= 0, "create /series");
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  std::vector<double> row(width);
+  auto write_row = [&](hsize_t k, double value) {
+    std::fill(row.begin(), row.end(), value);
+    hsize_t start[2] = {k, 0}, count[2] = {1, width};
+    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, count, nullptr);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    must(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, row.data()) >= 0, "write a row");
+    H5Sclose(ms);
+    H5Sclose(fs);
+  };
+  for (hsize_t k = 0; k < 8; ++k) {
+    dims[0] = k + 1;
+    must(H5Dset_extent(ds, dims) >= 0, "extend /series");
+    write_row(k, double(k));
+    if (k % 3 == 2) write_row(k - 2, 100.0 + double(k));
+    H5Dflush(ds);  // the chunk reaches the driver before the commit's metadata
+    set_int_attr(f, "steps", int(k) + 1);
+    flush_commit(f, log);
+  }
+  H5Dclose(ds);
+  set_int_attr(f, "closed", 1);  // the close's snapshot differs from the last flush's
+  close_commit(f, log);
+}
+
 // An existing file reopened: its metadata is journaled from the start.
 // Extend and shrink, overwrite, delete a group, VL sequences; v3 superblock.
 void reopen(hid_t fapl_in, const std::string& file, CommitLog& log) {
@@ -282,6 +322,10 @@ const std::vector<Workload>& workloads() {
       {"parts-checkpoints", "the same with an 8 KiB checkpoint threshold: a checkpoint every commit or two, "
        "which ends the declared unwritten ranges",
        uint64_t(8) << 10, parts},
+      {"series", "8 steps of one 8 KiB chunk each, a commit after each, every third rewriting an older row",
+       uint64_t(64) << 20, series},
+      {"series-checkpoints", "the same with a 16 KiB checkpoint threshold",
+       uint64_t(16) << 10, series},
       {"mpi-inplace", "the MPI commit protocol on the engine: rank 0 and 1 follower, raw=inplace, a 4 KiB "
        "checkpoint threshold, create then reopen",
        uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_inplace},
