@@ -74,9 +74,10 @@ class File {
   virtual Result<AlignedBuffer> allocate_buffer(size_t size);
 };
 
-// kTruncate empties an existing file and fails on a missing one, as
-// O_TRUNC without O_CREAT does (HDF5's family driver opens members so).
-enum class OpenMode { kReadOnly, kReadWrite, kTruncate, kCreate, kCreateTruncate, kCreateExclusive };
+// No mode truncates a file that exists but kCreateTruncate (new files of
+// h5recover and the tests): a file HDF5 truncates may be another writer's,
+// so the engine empties it only under its lock (journaled_file.cc).
+enum class OpenMode { kReadOnly, kReadWrite, kCreate, kCreateTruncate, kCreateExclusive };
 
 // Identifies a file across opens (device and inode for real files), so the
 // driver can tell two handles on one file apart from handles on two files.

@@ -24,8 +24,8 @@ void random_bytes(void* out, size_t n) {
 // The base is never opened with O_TRUNC: another process may be writing
 // it through the driver, and its committed bytes live partly in place.  A
 // truncating open truncates only once it holds the journal's lock
-// (open_for_write).  kTruncate opens like O_TRUNC without O_CREAT: a missing
-// file is an error.
+// (open_for_write).  Access::kTruncate opens like O_TRUNC without O_CREAT:
+// a missing file is an error.
 OpenMode open_mode(Access a) {
   switch (a) {
     case Access::kReadOnly: return OpenMode::kReadOnly;

@@ -160,7 +160,6 @@ Result<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, Ope
   switch (mode) {
     case OpenMode::kReadOnly: flags |= O_RDONLY; break;
     case OpenMode::kReadWrite: flags |= O_RDWR; break;
-    case OpenMode::kTruncate: flags |= O_RDWR | O_TRUNC; break;
     case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
     case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
     case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;

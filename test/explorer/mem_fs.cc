@@ -120,7 +120,7 @@ Result<std::unique_ptr<File>> MemFileSystem::open(const std::string& path, OpenM
     record(Op{Op::kCreate, path, 0, {}, {}, {}});
   } else if (mode == OpenMode::kCreateExclusive) {
     return Status(Code::kIoError, "open " + path + ": File exists");
-  } else if ((mode == OpenMode::kCreateTruncate || mode == OpenMode::kTruncate) && !it->second->data.empty()) {
+  } else if (mode == OpenMode::kCreateTruncate && !it->second->data.empty()) {
     it->second->data.clear();
     record(Op{Op::kTruncate, path, 0, {}, {}, {}});
   }
