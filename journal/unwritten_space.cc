@@ -12,12 +12,12 @@ void UnwrittenSpace::written(uint64_t addr, uint64_t len) {
 }
 
 void UnwrittenSpace::written(const RawPattern& p) {
-  uint64_t span = p.group_span();
-  if (p.count2 == 1 || p.stride2 - span < min_) {
-    if (p.count1 == 1 || p.stride1 - p.run_len < min_) return written(p.addr, p.end() - p.addr);
-  }
-  if (p.count1 == 1 || p.stride1 - p.run_len < min_) {
-    for (uint64_t g = 0; g < p.count2; ++g) written(p.addr + g * p.stride2, span);
+  // A gap narrower than min_ could never be declared: count it written.
+  const bool narrow_run_gaps = p.count1 == 1 || p.stride1 - p.run_len < min_;
+  const bool narrow_group_gaps = p.count2 == 1 || p.stride2 - p.group_span() < min_;
+  if (narrow_run_gaps && narrow_group_gaps) return written(p.addr, p.end() - p.addr);
+  if (narrow_run_gaps) {
+    for (uint64_t g = 0; g < p.count2; ++g) written(p.addr + g * p.stride2, p.group_span());
     return;
   }
   p.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { written(a, n); });

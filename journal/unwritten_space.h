@@ -27,8 +27,8 @@
 // there are zeros already, and a PLACED write must be read back.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
