@@ -13,12 +13,22 @@ mkdir -p "$work"
 cd "$work"
 rm -f ./*.h5 ./*.jnl ./fifo ./fifo2
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
-mkfifo fifo
-"$program" hold held.h5 < fifo > holder.out &
-holder=$!
-exec 3> fifo
-for _ in $(seq 100); do grep -q ready holder.out 2> /dev/null && break; sleep 0.1; done
-grep -q ready holder.out || { echo "FAIL: the writer did not commit"; exit 1; }
+# start_writer FILE FIFO [env args]: "$program hold FILE" in the background,
+# reading FIFO; returns once it has committed, with its PID in $writer and
+# the FIFO's write end, which lets it go on, in $writer_fd.
+start_writer() {
+  local file=$1 fifo=$2
+  shift 2
+  mkfifo "$fifo"
+  env "$@" "$program" hold "$file" < "$fifo" > "$file.out" &
+  writer=$!
+  exec {writer_fd}> "$fifo"
+  for _ in $(seq 100); do grep -q ready "$file.out" 2> /dev/null && return 0; sleep 0.1; done
+  echo "FAIL: the writer of $file did not commit"
+  exit 1
+}
+start_writer held.h5 fifo
+holder=$writer holder_fd=$writer_fd
 size=$(stat -c %s held.h5)
 for how in open create; do
   "$program" $how held.h5 > refused.txt 2>&1 || { echo "FAIL: the second $how was not refused"; cat refused.txt; exit 1; }
@@ -29,8 +39,8 @@ for how in open create; do
   [ "$after" = "$size" ] || { echo "FAIL: the refused $how changed the file from $size to $after bytes"; exit 1; }
   echo "$how refused while the file was $size bytes, left at $after: $(grep -o 'held.h5 is open[^,]*' refused.txt | head -1)"
 done
-echo go >&3
-exec 3>&-
+echo go >&"$holder_fd"
+exec {holder_fd}>&-
 wait "$holder" || { echo "FAIL: the writer failed after the refused open"; exit 1; }
 env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$h5dump" -H held.h5 | grep -q 'DATASET "second"' ||
   { echo "FAIL: the writer's file lacks its last write"; exit 1; }
@@ -39,12 +49,8 @@ env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check held.h5 ||
 echo "the writer went on and closed a file h5dump reads, with everything it wrote"
 
 # A writer without the driver: HDF5's own flock on the file.
-mkfifo fifo2
-env -u HDF5_DRIVER "$program" hold plain.h5 < fifo2 > plain.out &
-plain=$!
-exec 4> fifo2
-for _ in $(seq 100); do grep -q ready plain.out 2> /dev/null && break; sleep 0.1; done
-grep -q ready plain.out || { echo "FAIL: the writer without the driver did not start"; exit 1; }
+start_writer plain.h5 fifo2 -u HDF5_DRIVER
+plain=$writer plain_fd=$writer_fd
 size=$(stat -c %s plain.h5)
 "$program" create plain.h5 > refused.txt 2>&1 ||
   { echo "FAIL: H5Fcreate over a file HDF5 has locked was not refused"; cat refused.txt; exit 1; }
@@ -53,8 +59,8 @@ after=$(stat -c %s plain.h5)
 [ "$after" = "$size" ] || { echo "FAIL: the refused create changed the sec2 file from $size to $after bytes"; exit 1; }
 [ ! -e plain.h5.jnl ] || { echo "FAIL: the refused create left a journal"; exit 1; }
 echo "create over a file sec2 writes refused, file left at $after bytes: $(grep -o 'unable to lock the file[^,]*' refused.txt | head -1)"
-echo go >&4
-exec 4>&-
+echo go >&"$plain_fd"
+exec {plain_fd}>&-
 wait "$plain" || { echo "FAIL: the writer without the driver failed after the refused create"; exit 1; }
 env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check plain.h5 ||
   { echo "FAIL: the sec2 writer's file lost data"; exit 1; }
