@@ -6,7 +6,8 @@
 # writer's committed in-place bytes are in it.  The writer then goes on and
 # closes a file h5dump reads and that holds everything it wrote.
 # The same H5Fcreate of a file that a program writes without the driver
-# (HDF5's file lock, sec2) is refused too, and leaves that file whole.
+# (HDF5's file lock, sec2) is refused too, naming the lock's holder, and
+# leaves that file whole.
 set -euo pipefail
 program=$1 plugin_dir=$2 h5dump=$3 work=$4
 mkdir -p "$work"
@@ -54,7 +55,9 @@ plain=$writer plain_fd=$writer_fd
 size=$(stat -c %s plain.h5)
 "$program" create plain.h5 > refused.txt 2>&1 ||
   { echo "FAIL: H5Fcreate over a file HDF5 has locked was not refused"; cat refused.txt; exit 1; }
-grep -q "unable to lock the file" refused.txt || { echo "FAIL: the refusal does not name the lock"; cat refused.txt; exit 1; }
+grep -q "unable to lock the file: plain.h5 is in use: process $plain holds its lock" refused.txt ||
+  { echo "FAIL: the refusal does not name the lock and its holder (pid $plain)"; cat refused.txt; exit 1; }
+grep -q "errno = 11" refused.txt || { echo "FAIL: the refusal carries no errno"; cat refused.txt; exit 1; }
 after=$(stat -c %s plain.h5)
 [ "$after" = "$size" ] || { echo "FAIL: the refused create changed the sec2 file from $size to $after bytes"; exit 1; }
 [ ! -e plain.h5.jnl ] || { echo "FAIL: the refused create left a journal"; exit 1; }

@@ -192,6 +192,10 @@ Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
   if (!use) return Status::ok();
   Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
   if (!s && ignore_disabled && s.code() != Code::kBusy) return Status::ok();  // a file system without locks
+  if (s.code() == Code::kBusy)
+    if (std::optional<int> holder = base.lock_holder())
+      s = Status(Code::kBusy, base.path() + " is in use: process " + std::to_string(*holder) + " holds its lock",
+                 s.sys_errno());
   if (!s) return s.prefixed("unable to lock the file: ");
   return Status::ok();
 }
