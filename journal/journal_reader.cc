@@ -24,6 +24,10 @@ const char* stream_end_name(StreamEnd e) {
 }
 
 std::string JournalReader::end_detail() const {
+  // A journal that ends inside its header region has no records at all.
+  if (end_ == StreamEnd::kEndOfFile && offset_ > file_size_)
+    return "end of file at offset " + std::to_string(file_size_) + ", before the first record's place at " +
+           std::to_string(kFirstRecordOffset);
   return std::string(stream_end_name(end_)) + " at offset " + std::to_string(offset_);
 }
 

@@ -154,6 +154,8 @@ Status JournaledFile::open_for_write(bool truncated) {
 
 Status JournaledFile::truncate_for_create() {
   H5J_RETURN_IF_ERROR(base_->truncate(0));
+  // The old journal's binding would make the new one look foreign.
+  H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   image_.logical_size = image_.committed_size = 0;
   return journal_->truncate(0);
 }
@@ -204,7 +206,11 @@ Status JournaledFile::load_journal() {
   auto reader = JournalReader::open(*journal_);
   if (!reader) {
     // A journal whose header never became durable held no commit.
-    if (reader.status().code() == Code::kMissing) return Status::ok();
+    if (reader.status().code() == Code::kMissing) {
+      auto size = base_->size();
+      if (!size) return size.status();
+      return *size == 0 ? never_committed() : Status::ok();
+    }
     return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
   }
   const JournalHeader& header = (*reader)->header();
@@ -216,6 +222,10 @@ Status JournaledFile::load_journal() {
   };
   auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
   if (!plan) return plan.status().prefixed(journal_->path() + ": ");
+  // The first generation of a file created empty, with no commit: the last
+  // commit is "before the create".  Replaying that would empty the file,
+  // and its bytes are all anyone has of the run, so it is left as it is.
+  if (header.generation == 1 && header.base_size == 0 && plan->summary.committed_txns == 0) return never_committed();
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
   report_.discarded_records = plan->summary.discarded_records;
@@ -242,6 +252,14 @@ Status JournaledFile::load_journal() {
                       " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
   plan_ = std::move(*plan);
   return Status::ok();
+}
+
+Status JournaledFile::never_committed() const {
+  return Status(Code::kNeverCommitted,
+                base_->path() + " was never committed: the process that created it stopped before its first "
+                                "H5Fflush or H5Fclose, so there is nothing to recover. " +
+                    base_->path() + " and its journal " + opts_.journal_path +
+                    " are left as they are; remove both, or create the file again");
 }
 
 Status JournaledFile::replay_into_base() {

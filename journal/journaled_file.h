@@ -164,6 +164,8 @@ class JournaledFile : private RecoveredImage {
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
   Status replay_into_base();
+  // The error for a file created empty whose journal never committed.
+  Status never_committed() const;
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   std::string target_name() const;
   Status bind();

@@ -21,6 +21,7 @@ enum class Code {
   kInvalid,        // bad argument or configuration
   kFailStopped,    // a sync failed earlier: nothing more is accepted
   kBusy,           // another handle owns the journal
+  kNeverCommitted, // a journal whose file never reached a first commit: nothing to recover
 };
 
 class [[nodiscard]] Status {

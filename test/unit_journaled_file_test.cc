@@ -132,6 +132,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
       opts.raw_mode = raw;
       auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
       REQUIRE(f);
+      bool ever_committed = false;
       for (int round = 0; round < 8; ++round) {
         int ops = int(rng() % 40) + 1;
         for (int i = 0; i < ops; ++i) {
@@ -141,6 +142,7 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
           else if (what < 19) {
             REQUIRE((*f)->commit());
             m.committed = m.current;
+            ever_committed = true;
           } else {
             CHECK(read_all(**f) == m.current);
           }
@@ -150,6 +152,17 @@ TEST_CASE_TEMPLATE_DEFINE("journaled file equals its last commit after every cra
         f = Status(Code::kIoError, "crashed");
         auto file_before = test::read_file(path);
         auto journal_before = test::read_file(jpath);
+        if (!ever_committed) {
+          // Created and never committed: refused as such, and left alone.
+          for (Access a : {Access::kReadOnly, Access::kReadWrite})
+            CHECK(JournaledFile::open(path, a, opts).status().code() == Code::kNeverCommitted);
+          CHECK(test::read_file(path) == file_before);
+          CHECK(test::read_file(jpath) == journal_before);
+          f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+          REQUIRE(f);
+          m.current = m.committed;
+          continue;
+        }
         auto ro = JournaledFile::open(path, Access::kReadOnly, opts);
         REQUIRE(ro);
         CHECK(read_all(**ro) == m.committed);
@@ -229,6 +242,58 @@ TEST_CASE_FIXTURE(FileInDir, "recovery=refuse names h5recover and changes nothin
   CHECK(f.status().message().find("h5recover") != std::string::npos);
   CHECK(test::read_file(path) == before);
   CHECK(test::read_file(path + ".jnl") == jbefore);
+}
+
+// A file created empty whose writer died before its first commit: every
+// kind of open refuses it with kNeverCommitted and changes nothing; a
+// truncating create starts over.
+TEST_CASE_FIXTURE(FileInDir, "a file that never committed is left as it is, and named so") {
+  crash_after_two_commits(path, opts, 3);  // a bound file, as before a second run
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(3000, std::byte(9)), 0));
+    REQUIRE((*f)->write(3000, std::vector<std::byte>(200000, std::byte(8)), 0));  // new space: in place
+  }  // killed before any commit
+  auto before = test::read_file(path);
+  auto jbefore = test::read_file(path + ".jnl");
+  CHECK(before.size() >= 203000);
+  for (Access a : {Access::kReadOnly, Access::kReadWrite}) {
+    auto f = JournaledFile::open(path, a, opts);
+    REQUIRE(!f);
+    CHECK(f.status().code() == Code::kNeverCommitted);
+    CHECK(f.status().message().find("never committed") != std::string::npos);
+    CHECK(test::read_file(path) == before);
+    CHECK(test::read_file(path + ".jnl") == jbefore);
+  }
+  auto again = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(again);
+  CHECK((*again)->size() == 0);
+  REQUIRE((*again)->write(0, std::vector<std::byte>(100, std::byte(7)), 0));
+  REQUIRE((*again)->commit());
+  again = Status(Code::kIoError, "crashed");
+  auto reopened = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(reopened);  // its one commit recovers: the old binding is gone
+  CHECK((*reopened)->size() == 100);
+}
+
+// An existing file opened for writing and killed before its first commit is
+// simply its last commit: not "never committed".
+TEST_CASE_FIXTURE(FileInDir, "an existing file killed before its session's first commit recovers to itself") {
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(4)), 0));
+    REQUIRE((*f)->close());
+  }
+  {
+    auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(5)), 0));
+  }
+  auto r = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(r);
+  CHECK(read_all(**r) == std::vector<std::byte>(5000, std::byte(4)));
 }
 
 TEST_CASE("a journal of another file, an older journal, and a missing journal are reported") {
