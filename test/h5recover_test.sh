@@ -3,13 +3,14 @@
 # exit status, that the one-line message names the problem, and that the
 # files are unchanged unless recovery is sound.
 set -uo pipefail
-recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6
+recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6 second_open=$7
 if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
   if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
 fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 failures=0 cases=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
 # The journal's valid records of TYPE, as h5recover --list gives them:
 # OFFSET TYPE TXN ADDRESS LENGTH BYTES_AT CRC ... (recovery_tool/journal_listing.h).
@@ -67,8 +68,9 @@ expect 2 "--mode" no -- x.h5 --mode fastest
 WATCH="clean.h5"
 
 # --- files that are not recoverable, or need nothing --------------------------
-expect 1 "nothing to do" yes -- clean.h5
-expect 1 "nothing to do" yes -- clean.h5 --dry-run
+expect 0 "clean: clean.h5 needs no recovery" yes -- clean.h5
+expect 0 "clean" yes -- clean.h5 --check
+expect 0 "clean" yes -- clean.h5 --dry-run
 expect 3 "no such file" no -- missing.h5
 mkdir -p adir
 expect 3 "is a directory" no -- adir
@@ -149,7 +151,8 @@ grep -q '^[0-9]* DAMAGED - - - - bad record checksum mismatch$' <<<"$listed" &&
 expect 6 "journal damaged" yes -- a.h5 --mode strict
 expect 6 "damaged in the middle" yes -- a.h5 --mode tolerate-tail
 expect 0 "recovered salvaged.h5" yes -- a.h5 --mode salvage --output salvaged.h5
-expect 0 "recovery needed" yes -- a.h5 --dry-run
+expect 1 "recovery needed" yes -- a.h5 --check
+expect 1 "recovery needed" yes -- a.h5 --dry-run
 WATCH=""
 expect 0 "recovered a.h5" no -- a.h5
 
@@ -171,10 +174,15 @@ crashed z.h5
 truncate -s +16384 z.h5.jnl
 expect 0 "recovered z.h5" no -- z.h5 --mode strict
 
-# An empty journal: created, never written.
+# An empty journal: created, never written.  The writer kept everything
+# in the journal (its base is empty), so nothing committed can be found:
+# the file is reported as never committed and left as it is.
 crashed e.h5
 : > e.h5.jnl
-expect 0 "replayed 0" no -- e.h5
+: > e.h5
+WATCH="e.h5 e.h5.jnl"
+expect 9 "never committed" yes -- e.h5
+WATCH=""
 
 # A journal kept elsewhere (journal_path=DIR/): found through the path the
 # file records in its binding attribute.
@@ -193,7 +201,7 @@ expect 0 "recovered r.h5" no -- r.h5 --verify --keep-journal
 "$sim" verify r.h5 --elems 512 --driver sec2 --min-step "$acked" --max-step $((acked + 1)) > /dev/null ||
   { echo "FAIL the recovered file lacks committed steps"; failures=$((failures + 1)); }
 "$h5bin/h5dump" -H r.h5 > /dev/null || { echo "FAIL h5dump cannot read the recovered file"; failures=$((failures + 1)); }
-expect 1 "nothing to do" no -- r.h5  # idempotent: a second run finds nothing to do
+expect 0 "needs no recovery" no -- r.h5  # idempotent: a second run finds nothing to do
 
 # --list, on a journal an older writer wrote (format version 2): every
 # record, where its bytes are, and the summary.
@@ -209,8 +217,8 @@ done
 
 # --json is machine-readable.
 crashed j.h5
-"$recover" j.h5 --dry-run --json > report.json
-python3 -c "import json,sys; r=json.load(open('report.json')); sys.exit(0 if r['exit_status']==0 and r['transactions_replayed']>0 else 1)" ||
+"$recover" j.h5 --check --json > report.json
+python3 -c "import json,sys; r=json.load(open('report.json')); sys.exit(0 if r['exit_status']==1 and r['transactions_replayed']>0 and r['outcome']=='recovery needed' else 1)" ||
   { echo "FAIL --json report"; failures=$((failures + 1)); }
 cases=$((cases + 1))
 
@@ -221,6 +229,108 @@ records v.h5.jnl WRITE | while read -r _ _ _ _ length at _; do  # scribble over 
 done
 "$tamper" reseal v.h5.jnl > /dev/null
 expect 8 "does not read back" no -- v.h5 --verify
+
+# --- a file that never committed ---------------------------------------------
+# unflushed NAME: its writer was killed before its first H5Fflush, with 1 MiB
+# of raw data written in place.
+unflushed() {
+  rm -f "$1" "$1.jnl" "$1.out" "$1.fifo"
+  mkfifo "$1.fifo"
+  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$second_open" unflushed "$1" < "$1.fifo" > "$1.out" &
+  local pid=$! fd
+  exec {fd}> "$1.fifo"
+  for _ in $(seq 100); do grep -q ready "$1.out" 2> /dev/null && break; sleep 0.1; done
+  kill -9 $pid
+  wait $pid 2> /dev/null
+  exec {fd}>&-
+  rm -f "$1.fifo" "$1.out"
+}
+unflushed nc.h5
+(($(stat -c %s nc.h5) > 1000000)) || fail "never committed: the writer left no in-place bytes to keep"
+WATCH="nc.h5 nc.h5.jnl"
+expect 9 "nc.h5 was never committed: the process that created it stopped before its first H5Fflush" yes -- nc.h5
+expect 9 "nothing to recover" yes -- nc.h5 --check
+# Through the driver, the same words, and nothing changed.
+before=$(fingerprint $WATCH)
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$second_open" open nc.h5 > refused.txt 2>&1
+cases=$((cases + 1))
+grep -q "nc.h5 was never committed" refused.txt || fail "never committed: H5Fopen through the driver says: $(grep -m1 -i 'error\|fail' refused.txt)"
+[[ $(fingerprint $WATCH) == "$before" ]] || fail "never committed: H5Fopen through the driver changed the file"
+# A second run of the job (H5Fcreate, H5F_ACC_TRUNC) starts over.
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" write nc.h5 --driver default --steps 2 --elems 64 > /dev/null ||
+  fail "never committed: a new run over the file failed"
+WATCH=""
+
+# --- many files: FILE..., --recursive, --journal-dir, --json -------------------
+# A job's output tree of 50 files: 20 crashed (10 with their journals in
+# job/journals), 26 closed cleanly, one with a damaged journal, one cut
+# short, one that never committed, and one whose journal outlived it; and a
+# log file that is nobody's business.
+rm -rf job && mkdir -p job/out/sub job/journals
+for i in $(seq 10); do crashed job/out/c$i.h5 & done
+for i in $(seq 10); do
+  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/job/journals/" \
+    crashed job/out/sub/e$i.h5 --driver default &
+done
+wait
+for i in $(seq 27); do "$sim" write job/out/sub/clean$i.h5 --steps 2 --elems 64 > /dev/null; done
+crashed job/out/bad.h5
+printf 'garbage!' | dd of=job/out/bad.h5.jnl bs=1 seek=0 conv=notrunc 2> /dev/null
+printf 'garbage!' | dd of=job/out/bad.h5.jnl bs=1 seek=2048 conv=notrunc 2> /dev/null
+mv job/out/sub/clean27.h5 job/out/cut.h5
+truncate -s 3000 job/out/cut.h5
+unflushed job/out/nc.h5
+crashed job/out/gone.h5
+rm job/out/gone.h5
+echo "step 1 done" > job/out/run.log
+tree_fingerprint() { find job -type f | sort | xargs sha256sum | sha256sum; }
+refused_fingerprint() { fingerprint job/out/bad.h5 job/out/bad.h5.jnl job/out/cut.h5 job/out/nc.h5 job/out/nc.h5.jnl; }
+
+before=$(tree_fingerprint)
+"$recover" -r job/out --journal-dir job/journals --check --json > job.json
+status=$?
+cases=$((cases + 1))
+((status == 6)) || fail "--recursive --check: exit $status, expected 6 (the damaged journal, the worst)"
+[[ $(tree_fingerprint) == "$before" ]] || fail "--recursive --check changed files"
+python3 - job.json <<'PY' || fail "--recursive --check --json: wrong report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+by_file = {f["file"].split("/")[-1]: f for f in r["files"]}
+want = {"recovery needed": 20, "clean": 26, "never committed": 1, "failed": 3}
+problems = []
+if len(r["files"]) != 50: problems.append(f"{len(r['files'])} files listed, expected 50")
+if r["summary"] != want: problems.append(f"summary {r['summary']}, expected {want}")
+if r["exit_status"] != 6: problems.append(f"exit_status {r['exit_status']}")
+for name, status in (("bad.h5", 6), ("cut.h5", 3), ("nc.h5", 9), ("gone.h5", 3), ("e3.h5", 1), ("clean1.h5", 0)):
+    if by_file.get(name, {}).get("exit_status") != status: problems.append(f"{name}: {by_file.get(name)}")
+if "run.log" in by_file: problems.append("run.log was listed")
+for p in problems: print("   ", p)
+sys.exit(bool(problems))
+PY
+
+before=$(refused_fingerprint)
+"$recover" -r job/out --journal-dir job/journals > job.out 2> job.err
+status=$?
+cases=$((cases + 1))
+((status == 6)) || fail "--recursive: exit $status, expected 6"
+[[ $(refused_fingerprint) == "$before" ]] || fail "--recursive changed a file it refused"
+(($(grep -c '^h5recover: recovered ' job.out) == 20)) || fail "--recursive: $(grep -c '^h5recover: recovered ' job.out) lines say recovered, expected 20"
+(($(grep -c '^h5recover: clean: ' job.out) == 26)) || fail "--recursive: $(grep -c '^h5recover: clean: ' job.out) lines say clean, expected 26"
+grep -q "^h5recover: 50 file(s): 20 recovered, 26 clean, 1 never committed, 3 failed (exit status 6)$" job.out ||
+  fail "--recursive: summary: $(tail -1 job.out)"
+grep -q "job/out/gone.h5" job.err || fail "--recursive: the journal without its file is not reported"
+grep -q "journal header" job.err || fail "--recursive: the damaged journal is not reported"
+[[ -z $(ls job/journals) ]] || fail "--journal-dir: journals left: $(ls job/journals)"
+for f in job/out/c3.h5 job/out/sub/e7.h5; do
+  "$sim" verify "$f" --elems 512 --driver sec2 --min-step $(( $(last_acked "$f") )) > /dev/null ||
+    fail "--recursive: $f lost committed steps"
+done
+# Many FILEs, and options that name one file's journal or copy.
+expect 0 "2 file(s): 2 clean" no -- job/out/c1.h5 job/out/sub/e1.h5
+expect 9 "1 never committed" no -- job/out/c1.h5 job/out/nc.h5
+expect 2 "--journal names one file's journal" no -- job/out/c1.h5 job/out/c2.h5 --journal x.jnl
+expect 2 "--output names one copy" no -- -r job/out --output x.h5
+expect 2 "not a directory" no -- -r job/out/c1.h5
 
 # --- a read-only file, and a full disk ---------------------------------------
 mkdir -p ro small

@@ -8,7 +8,10 @@
  *                            HDF5's error stack and exits 0 if it was;
  *   second_open create FILE  the same for H5Fcreate(FILE, H5F_ACC_TRUNC), a
  *                            second copy of the job;
- *   second_open check FILE   exits 0 if FILE holds everything "hold" wrote. */
+ *   second_open check FILE   exits 0 if FILE holds everything "hold" wrote;
+ *   second_open unflushed FILE  writes as "hold" does but never commits, says
+ *                            "ready" and waits to be killed (a file that
+ *                            never committed: test/h5recover_test.sh). */
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,10 +42,11 @@ static int has_values(hid_t f, const char *name, int value, hsize_t n) {
 
 int main(int argc, char **argv) {
     if (argc != 3) return 2;
-    if (strcmp(argv[1], "hold") == 0) {
+    int unflushed = strcmp(argv[1], "unflushed") == 0;
+    if (strcmp(argv[1], "hold") == 0 || unflushed) {
         hid_t f = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         if (f < 0 || !write_values(f, "first", 1, SMALL) || !write_values(f, "large", 3, LARGE) ||
-            H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+            (!unflushed && H5Fflush(f, H5F_SCOPE_GLOBAL) < 0))
             return 1;
         printf("ready\n");
         fflush(stdout);

@@ -101,7 +101,7 @@ def main():
             problems.append(f"read {'by plain h5py, not recovered' if args.skip_recovery else 'through the driver'}: {error}")
         if not args.skip_recovery:
             r = subprocess.run([args.h5recover, path], capture_output=True, text=True)
-            if r.returncode not in (0, 1):
+            if r.returncode != 0:
                 problems.append(f"h5recover exited {r.returncode}: {r.stderr.strip()}")
             elif os.path.exists(path + ".jnl"):
                 problems.append("h5recover left the journal")

@@ -140,11 +140,12 @@ check_crash() {
   local lo=$acked hi=$acked
   ((started > acked)) && hi=$started
   if ((skip_recovery == 0)); then
-    "$h5recover" -q "$file"
-    local rc=$?
-    if ((rc != 0 && rc != 1)); then
-      ((acked < 0)) && return 0  # nothing committed, nothing promised
-      echo "h5recover exited $rc"
+    local out rc
+    out=$("$h5recover" "$file" 2>&1)
+    rc=$?
+    if ((rc != 0)); then
+      ((acked < 0)) && return 0  # nothing committed, nothing promised (exit 9: never committed)
+      echo "h5recover exited $rc: $out"
       return 1
     fi
     if [[ -e $file.jnl ]]; then
@@ -154,7 +155,7 @@ check_crash() {
     # Data logs without a journal hold nothing: a kill inside H5Fclose,
     # between the two removals, leaves them (journal-format.md section 7).
     # A recovery that replayed must remove them.
-    if ((rc == 0)) && ls "$file".jnl.data* >/dev/null 2>&1; then
+    if grep -q '^h5recover: recovered' <<<"$out" && ls "$file".jnl.data* >/dev/null 2>&1; then
       echo "data log left behind: $(ls "$file".jnl.data*)"
       return 1
     fi
@@ -192,7 +193,7 @@ calibrate() {
     echo "FAIL: calibration run: mpiexec exited $rc, step log ends at $acked"; cat "$file".log; exit 1
   fi
   "$h5recover" -q "$file"; rc=$?
-  ((rc == 1)) || { echo "FAIL: calibration run: h5recover exited $rc on a closed file"; exit 1; }
+  ((rc == 0)) || { echo "FAIL: calibration run: h5recover exited $rc on a closed file"; exit 1; }
   is_step "$steps" || { echo "FAIL: calibration run: the closed file differs from its reference"; exit 1; }
   ! is_step $((steps - 1)) || { echo "FAIL: self-check: step $steps equals step $((steps - 1))"; exit 1; }
   echo "calibration: $steps steps in $((duration / 1000)) ms; the checker tells step $steps from $((steps - 1))"

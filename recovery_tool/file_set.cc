@@ -1,0 +1,69 @@
+#include "file_set.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "binding.h"
+#include "posix_file.h"
+#include "superblock.h"
+
+namespace h5j {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A journal (NAME.jnl), a data log (NAME.jnl.data, NAME.jnl.data.N) or a
+// journal kept by --keep-journal (NAME.jnl.replayed).
+bool is_journal_name(const std::string& name) {
+  return ends_with(name, ".jnl") || name.find(".jnl.data") != std::string::npos || ends_with(name, ".jnl.replayed");
+}
+
+// An HDF5 superblock, the log-form guard, or a binding to a journal.
+bool looks_journaled_or_hdf5(const std::string& path) {
+  auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!f) return true;  // unreadable: let recovery report why
+  std::byte head[sizeof kLogFormGuard];
+  auto n = (*f)->read_at(0, head);
+  if (n && *n == sizeof head && std::equal(head, head + sizeof head, reinterpret_cast<const std::byte*>(kLogFormGuard)))
+    return true;
+  auto binding = read_binding(**f);
+  if (binding && binding->has_value()) return true;
+  auto size = (*f)->size();
+  if (!size) return true;
+  FileImageView view(**f, *size);
+  auto sb = find_superblock(view);
+  return sb && sb->has_value();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> files_under(const std::string& dir, const std::string& journal_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Status(Code::kInvalid, "--recursive: " + dir + " is not a directory");
+  std::vector<std::string> found;
+  auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string path = it->path().string(), name = it->path().filename().string();
+    if (is_journal_name(name)) {
+      // A journal whose file is gone: report the file as missing.
+      std::string base = path.substr(0, path.size() - 4);
+      if (ends_with(name, ".jnl") && !fs::exists(base, ec)) found.push_back(base);
+      continue;
+    }
+    std::string beside = path + ".jnl", elsewhere = journal_dir.empty() ? "" : journal_dir + "/" + name + ".jnl";
+    if (fs::exists(beside, ec) || (!elsewhere.empty() && fs::exists(elsewhere, ec)) || looks_journaled_or_hdf5(path))
+      found.push_back(path);
+  }
+  if (ec) return Status::from_errno(ec.value(), "walk " + dir);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+}  // namespace h5j

@@ -1,0 +1,325 @@
+#include "recover_one.h"
+
+#include <hdf5.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "config.h"
+#include "exit_status.h"
+#include "hdf5_walk.h"
+#include "journal_listing.h"
+#include "journal_reader.h"
+#include "recovery.h"
+#include "superblock.h"
+
+namespace h5j {
+namespace {
+
+using json = nlohmann::json;
+
+// A journal at least this large gets a progress bar on a terminal.
+constexpr uint64_t kProgressBarBytes = uint64_t(256) << 20;
+
+Outcome fail(int status, const std::string& message) {
+  const char* what = status == kExitNeverCommitted ? "never committed" : "failed";
+  return Outcome{status, what, message, json::object()};
+}
+
+int exit_status_for(const Status& s) {
+  switch (s.code()) {
+    case Code::kMissing: return kExitJournalMissing;
+    case Code::kForeign: return kExitForeignJournal;
+    case Code::kCorrupt: return kExitCorruptJournal;
+    case Code::kInvalid: return kExitNotHdf5;
+    case Code::kNeverCommitted: return kExitNeverCommitted;
+    default: return kExitIoError;
+  }
+}
+
+RecoveryMode parse_mode(const std::string& m) {
+  if (m == "strict") return RecoveryMode::kStrict;
+  if (m == "tolerate-tail") return RecoveryMode::kTolerateTail;
+  if (m == "salvage") return RecoveryMode::kSalvage;
+  return RecoveryMode::kPointInTime;
+}
+
+std::string mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1 << 20));
+  return buf;
+}
+
+// Whether `path` holds `bytes` at `offset`.
+bool holds_at(const std::string& path, uint64_t offset, std::span<const char> bytes) {
+  auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!f) return false;
+  std::vector<std::byte> found(bytes.size());
+  auto n = (*f)->read_at(offset, found);
+  return n && *n == found.size() && std::memcmp(found.data(), bytes.data(), found.size()) == 0;
+}
+
+// Whether `file` was closed in log form (materialize=never): the guard at
+// offset 0, its own first bytes in the journal.
+bool in_log_form(const std::string& file) { return holds_at(file, 0, kLogFormGuard); }
+
+// A file with no journal: clean, or damaged in a way replay cannot help.
+Outcome classify_unjournaled(const std::string& file, const std::string& journal, bool log_form) {
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!base) return fail(kExitIoError, base.status().message());
+  if (log_form)
+    return fail(kExitJournalMissing, file + " was closed in log form (materialize=never), and its journal " + journal +
+                                         " is missing: its committed state is in that journal");
+  if (Status s = check_binding_not_missing(**base, journal); !s)
+    return fail(exit_status_for(s), s.message() + ". If the journal was moved, pass it with --journal");
+  auto size = (*base)->size();
+  if (!size) return fail(kExitIoError, size.status().message());
+  FileImageView view(**base, *size);
+  auto sb = find_superblock(view);
+  if (!sb || !sb->has_value())
+    return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");
+  if (marked_open_for_writing(**sb)) return fail(kExitJournalMissing, left_open_without_journal(file, journal).message());
+  auto eoa = superblock_eoa(view, **sb);
+  if (eoa && *eoa > *size)
+    return fail(kExitNotHdf5, file + " is truncated (" + std::to_string(*size) + " bytes, HDF5 expects " +
+                                  std::to_string(*eoa) + ") and has no journal to replay");
+  return Outcome{kExitOk, "clean", "clean: " + file + " needs no recovery (no journal " + journal + ")", json::object()};
+}
+
+// The journal path recorded in the file's binding attribute (a journal kept
+// elsewhere with journal_path=...), or `fallback`.
+std::string recorded_journal(const std::string& file, const std::string& fallback) {
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!base) return fallback;
+  auto binding = read_binding(**base);
+  if (!binding || !binding->has_value() || (*binding)->journal_path.empty()) return fallback;
+  return (*binding)->journal_path;
+}
+
+Status copy_file(const std::string& from, const std::string& to) {
+  auto in = posix_filesystem().open(from, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!in) return in.status();
+  auto out = posix_filesystem().open(to, OpenMode::kCreateTruncate, IoEngine::kSync);
+  if (!out) return out.status();
+  auto buffer = (*in)->allocate_buffer(8 << 20);
+  if (!buffer) return buffer.status();
+  for (uint64_t off = 0;;) {
+    auto n = (*in)->read_at(off, std::span(buffer->data(), buffer->size()));
+    if (!n) return n.status();
+    if (*n == 0) break;
+    H5J_RETURN_IF_ERROR((*out)->write_at(off, std::span<const std::byte>(buffer->data(), *n)));
+    off += *n;
+  }
+  auto binding = (*in)->get_xattr(kBindingXattr);
+  if (binding && binding->has_value()) (void)(*out)->set_xattr(kBindingXattr, **binding);
+  return (*out)->sync_all();
+}
+
+std::string sha256_of(const std::string& file) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return "";
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  std::vector<unsigned char> buf(1 << 20);
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) EVP_DigestUpdate(ctx, buf.data(), n);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
+  std::fclose(f);
+  std::string hex;
+  for (unsigned i = 0; i < len; ++i) {
+    char b[3];
+    std::snprintf(b, sizeof b, "%02x", md[i]);
+    hex += b;
+  }
+  return hex;
+}
+
+// Opens the recovered file with plain HDF5 and reads every object.  HDF5
+// built without thread safety takes one caller at a time, and h5recover
+// recovers several files at once.
+bool verify_readable(const std::string& file) {
+  static std::mutex hdf5_calls;
+  std::lock_guard<std::mutex> lock(hdf5_calls);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_sec2(fapl);
+  bool ok = false;
+  H5E_BEGIN_TRY {
+    hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
+    if (f >= 0) {
+      ok = describe_file(f).has_value();
+      ok = H5Fclose(f) >= 0 && ok;
+    }
+  }
+  H5E_END_TRY
+  H5Pclose(fapl);
+  return ok;
+}
+
+json report_of(const OpenReport& r) {
+  json skipped = json::array();
+  for (const auto& s : r.skipped) skipped.push_back({{"from", s.from}, {"to", s.to}, {"why", stream_end_name(s.why)}});
+  return {{"generation", r.generation},       {"transactions_replayed", r.replayed_txns},
+          {"last_transaction", r.last_txn},   {"records_discarded", r.discarded_records},
+          {"stream_end", stream_end_name(r.end)}, {"stream_end_detail", r.end_detail},
+          {"bytes_applied", r.bytes_applied}, {"file_size", r.logical_size},
+          {"skipped", skipped},               {"transactions_rebuilt_from_data_log", r.rebuilt_txns}};
+}
+
+// A one-line progress bar on the terminal, for a journal worth one.
+Progress progress_bar(const std::string& file, const std::string& journal, bool enabled) {
+  struct stat st;
+  if (!enabled || ::stat(journal.c_str(), &st) != 0 || uint64_t(st.st_size) < kProgressBarBytes) return nullptr;
+  return [file, total = uint64_t(st.st_size), last = std::chrono::steady_clock::time_point()](uint64_t done) mutable {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    int width = 30, filled = int(std::min<uint64_t>(done, total) * uint64_t(width) / total);
+    std::fprintf(stderr, "\rh5recover: %s [%s%s] %s applied   ", file.c_str(), std::string(size_t(filled), '#').c_str(),
+                 std::string(size_t(width - filled), '.').c_str(), mib(done).c_str());
+  };
+}
+
+// Whether `path` starts like a journal or a data log (a header slot's magic).
+bool is_journal(const std::string& path) {
+  return holds_at(path, kHeaderSlotOffset[0], kMagic) || holds_at(path, kHeaderSlotOffset[1], kMagic);
+}
+
+H5FD_journal_fapl_t config_for(const RecoverOptions& o) {
+  H5FD_journal_fapl_t config;
+  H5Pget_fapl_journal_defaults(&config);
+  config.io_engine = H5FD_JOURNAL_IO_SYNC;
+  if (!o.journal_dir.empty()) {
+    std::string dir = o.journal_dir.back() == '/' ? o.journal_dir : o.journal_dir + "/";
+    std::snprintf(config.journal_path, sizeof config.journal_path, "%s", dir.c_str());
+  }
+  return config;
+}
+
+Outcome list_one(const std::string& path, bool data_log) {
+  Status s = list_journal(path, data_log, stdout);
+  return s ? Outcome{kExitOk, "clean", "", json::object()} : fail(exit_status_for(s), s.message());
+}
+
+// With --check: a read-only open replays in memory and changes nothing.
+Outcome check(const std::string& file, const std::string& journal, JournalOptions opts) {
+  auto f = JournaledFile::open(file, Access::kReadOnly, opts);
+  if (!f) return fail(exit_status_for(f.status()), f.status().message());
+  return Outcome{kExitRecoveryNeeded, "recovery needed",
+                 "recovery needed: " + file + " has " + std::to_string((*f)->report().replayed_txns) +
+                     " committed transaction(s) in " + journal + " (--check: nothing changed)",
+                 report_of((*f)->report())};
+}
+
+// Salvage (or any mode, on request) recovers a copy, journal and data logs
+// included, and leaves the originals alone.
+Status copy_for_output(const std::string& file, const std::string& journal, const std::string& output) {
+  H5J_RETURN_IF_ERROR(copy_file(file, output));
+  H5J_RETURN_IF_ERROR(copy_file(journal, output + ".jnl"));
+  // The data logs: one per MPI rank that opened the file, not always numbered without gaps.
+  auto logs = existing_data_logs(posix_filesystem(), journal);
+  if (!logs) return logs.status();
+  for (uint32_t n : *logs) H5J_RETURN_IF_ERROR(copy_file(data_log_path_for(journal, n), data_log_path_for(output + ".jnl", n)));
+  return Status::ok();
+}
+
+std::string recovered_message(const std::string& target, const OpenReport& r, bool log_form) {
+  std::string m = (log_form ? "materialized " : "recovered ") + target + ": replayed " +
+                  std::to_string(r.replayed_txns) + " committed transaction(s) (" + mib(r.bytes_applied) + ")";
+  if (r.discarded_records > 0)
+    m += ", discarded " + std::to_string(r.discarded_records) + " record(s) of an uncommitted transaction";
+  if (!r.skipped.empty()) m += ", skipped " + std::to_string(r.skipped.size()) + " damaged stretch(es)";
+  if (r.rebuilt_txns > 0)
+    m += ", rebuilt the raw data of " + std::to_string(r.rebuilt_txns) +
+         " transaction(s) whose journal records were damaged, from the data log";
+  return m;
+}
+
+Outcome replay(const std::string& file, const std::string& journal, JournalOptions opts, const RecoverOptions& o,
+               bool log_form) {
+  std::string target = file;
+  if (!o.output.empty()) {
+    target = o.output;
+    opts.target_name = journal_target_name(file);
+    opts.journal_path = o.output + ".jnl";
+    if (Status s = copy_for_output(file, journal, o.output); !s) return fail(kExitIoError, s.message());
+  }
+  std::string kept;
+  if (o.keep_journal) {
+    kept = journal + ".replayed";
+    if (Status s = copy_file(journal, kept); !s) return fail(kExitIoError, s.message());
+  }
+  opts.progress = progress_bar(file, journal, o.progress);
+  auto r = recover_file(target, opts);
+  if (opts.progress) std::fprintf(stderr, "\r%*s\r", int(file.size()) + 60, "");
+  if (!r) {
+    std::string m = r.status().message();
+    if (m.find("Permission denied") != std::string::npos || m.find("Read-only file system") != std::string::npos)
+      m += ": recovery writes the file in place; give write access, or recover a copy with --output";
+    return fail(exit_status_for(r.status()), m);
+  }
+  Outcome out{kExitOk, "recovered", recovered_message(target, *r, log_form), report_of(*r)};
+  if (!kept.empty()) out.report["journal_kept"] = kept;
+  if (o.verify) {
+    bool ok = verify_readable(target);
+    out.report["verified"] = ok;
+    out.report["sha256"] = sha256_of(target);
+    if (!ok) return Outcome{kExitVerifyFailed, "failed", target + " was recovered but does not read back completely", out.report};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string journal_of(const std::string& file, const RecoverOptions& o) {
+  if (!o.journal.empty()) return o.journal;
+  std::string in_dir = journal_path_for(file, config_for(o)), beside = journal_path_for(file, config_for({}));
+  for (const std::string& journal : {in_dir, beside})
+    if (posix_filesystem().exists(journal)) return journal;
+  return recorded_journal(file, in_dir);
+}
+
+Outcome list_journals(const std::string& file, const RecoverOptions& o) {
+  if (is_journal(file)) return list_one(file, names_a_data_log(file));
+  std::string journal = journal_of(file, o);
+  if (!posix_filesystem().exists(journal))
+    return Outcome{kExitOk, "clean", "no journal: " + journal + " does not exist", json::object()};
+  Outcome out = list_one(journal, false);
+  auto logs = existing_data_logs(posix_filesystem(), journal);
+  if (!logs) return fail(kExitIoError, logs.status().message());
+  for (uint32_t n : *logs) {
+    if (out.status != kExitOk) break;
+    std::printf("\n");
+    out = list_one(data_log_path_for(journal, n), true);
+  }
+  return out;
+}
+
+Outcome recover_one(const std::string& file, const RecoverOptions& o) {
+  struct stat st;
+  if (::stat(file.c_str(), &st) != 0) return fail(kExitNotHdf5, "no such file: " + file);
+  if (S_ISDIR(st.st_mode)) return fail(kExitNotHdf5, file + " is a directory, not an HDF5 file");
+  bool log_form = in_log_form(file);
+  if (o.materialize && !log_form)
+    return fail(kExitUsage, file + " is not in log form (materialize=never); to recover it after a crash, run "
+                                   "h5recover without --materialize");
+  std::string journal = journal_of(file, o);
+  if (!posix_filesystem().exists(journal)) return classify_unjournaled(file, journal, log_form);
+  if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");
+  RecoveryMode mode = parse_mode(o.mode);
+  if (mode == RecoveryMode::kSalvage && o.output.empty() && !o.check)
+    return fail(kExitUsage, "--mode salvage writes to a copy: give --output PATH");
+  JournalOptions opts = journal_options_for(file, config_for(o), posix_filesystem());
+  opts.journal_path = journal;
+  opts.recovery_mode = mode;
+  return o.check ? check(file, journal, opts) : replay(file, journal, opts, o, log_form);
+}
+
+}  // namespace h5j

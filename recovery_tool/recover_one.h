@@ -1,0 +1,43 @@
+// One file's recovery, as h5recover runs it for each FILE it is given:
+// find the journal, validate it under a recovery mode, replay the committed
+// transactions (the driver's own recover_file, so open-time recovery and
+// h5recover cannot disagree), and say what happened as an exit status
+// (exit_status.h), a one-line message and a report.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace h5j {
+
+struct RecoverOptions {
+  std::string journal;      // --journal: this file's journal (one FILE only)
+  std::string journal_dir;  // --journal-dir: where journal_path=DIR/ put the journals
+  std::string mode = "point-in-time";
+  std::string output;       // --output: recover into this copy (one FILE only)
+  bool check = false;       // --check: validate and report, change nothing
+  bool verify = false, keep_journal = false, materialize = false;
+  bool progress = false;    // a progress bar on the terminal for a large journal
+};
+
+// What became of one file.  `status` is an ExitStatus; `what` is the word
+// the summary counts it under.
+struct Outcome {
+  int status = 0;
+  std::string what;  // "recovered", "clean", "recovery needed", "never committed" or "failed"
+  std::string message;
+  nlohmann::json report = nlohmann::json::object();
+};
+
+Outcome recover_one(const std::string& file, const RecoverOptions& options);
+
+// --list: FILE's journal and data logs, record by record, on stdout; or FILE
+// itself, if it is a journal or a data log.
+Outcome list_journals(const std::string& file, const RecoverOptions& options);
+
+// FILE's journal: --journal, else the first that exists of the one in
+// --journal-dir and the one beside FILE, else the path the file's binding
+// records.
+std::string journal_of(const std::string& file, const RecoverOptions& options);
+
+}  // namespace h5j
