@@ -58,7 +58,7 @@ Status JournaledFile::commit_transaction() {
   // below): a crash never leaves a binding naming a journal whose name might
   // not have reached the disk.
   if (!first_commit_done_) {
-    if (opts_.ring.durable) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+    if (opts_.ring.durable) H5J_RETURN_IF_ERROR(sync_names());
     if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
   }
   H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
@@ -72,6 +72,16 @@ Status JournaledFile::commit_transaction() {
   dirty_ = false;
   ++stats_.commits;
   return Status::ok();
+}
+
+// Every name a commit depends on: the journal's, and the file's own when the
+// journal lives in another directory (journal_path=DIR/).  A file created in
+// this session whose name never reached the disk would vanish at a power
+// loss while its journal says committed.
+Status JournaledFile::sync_names() {
+  H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+  if (split_directory(base_->path()).first == split_directory(opts_.journal_path).first) return Status::ok();
+  return opts_.fs->sync_dir(base_->path());
 }
 
 // In-place bytes must be durable before the COMMIT that covers them can be;

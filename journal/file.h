@@ -109,6 +109,10 @@ class FileSystem {
 // The real file system (stateless; safe to share).
 FileSystem& posix_filesystem();
 
+// The directory holding `path` ("." for a bare name), and `path`'s name
+// within it.  Textual: "d/f" and "./d/f" name the same directory differently.
+std::pair<std::string, std::string> split_directory(const std::string& path);
+
 // An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.
 Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what);
 

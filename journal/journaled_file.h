@@ -208,6 +208,8 @@ class JournaledFile : private RecoveredImage {
   Status commit_transaction();
   // commit()'s work: the commit, then a checkpoint if one is due.
   Status commit_and_checkpoint();
+  // The directory entries of the journal and of the file, at the first commit.
+  Status sync_names();
   // In-place writes and the data log durable, before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;

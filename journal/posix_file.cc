@@ -193,16 +193,11 @@ Status PosixFileSystem::remove(const std::string& path) {
   return Status::ok();
 }
 
-namespace {
-
-// The directory holding `path`, and `path`'s name within it.
 std::pair<std::string, std::string> split_directory(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return {".", path};
   return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
-
-}  // namespace
 
 Status PosixFileSystem::sync_dir(const std::string& path) {
   std::string dir = split_directory(path).first;

@@ -110,13 +110,17 @@ Image materialize(const Image& initial, const std::vector<Op>& trace, const Cras
         ns_pending.emplace_back(&op, live_ns[op.path]);
         live_ns.erase(op.path);
         break;
-      case Op::kSyncDir:
-        for (auto& [o, inc] : ns_pending) {
-          if (o->kind == Op::kCreate) durable_ns[o->path] = inc;
-          else durable_ns.erase(o->path);
-        }
-        ns_pending.clear();
+      case Op::kSyncDir: {
+        // Only the synced directory's creates and removes become durable.
+        std::string dir = split_directory(op.path).first;
+        std::erase_if(ns_pending, [&](const std::pair<const Op*, size_t>& p) {
+          if (split_directory(p.first->path).first != dir) return false;
+          if (p.first->kind == Op::kCreate) durable_ns[p.first->path] = p.second;
+          else durable_ns.erase(p.first->path);
+          return true;
+        });
         break;
+      }
       case Op::kSyncData:
       case Op::kSyncAll:
         if (live_ns.count(op.path)) sync(incs[live_ns[op.path]], op.kind == Op::kSyncAll);

@@ -21,6 +21,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "config.h"
 #include "crash_states.h"
 #include "driver.h"
 #include "mem_fs.h"
@@ -34,7 +35,6 @@ using namespace h5j::explorer;
 namespace {
 
 const std::string kFile = "w.h5";
-const std::string kJournal = "w.h5.jnl";
 
 struct Options {
   std::string workload = "all";
@@ -56,6 +56,7 @@ H5FD_journal_fapl_t config_for(const Workload& w) {
   c.checkpoint_bytes = w.checkpoint_bytes;
   c.raw = w.raw;
   c.materialize = w.materialize;
+  std::snprintf(c.journal_path, sizeof c.journal_path, "%s", w.journal_path);
   return c;
 }
 
@@ -97,7 +98,7 @@ Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std
     out.file = after[kFile].data;
     out.binding_left = !after[kFile].xattrs.empty();
   }
-  out.journal_left = after.count(kJournal) > 0;
+  out.journal_left = after.count(journal_path_for(kFile, config)) > 0;
   return out;
 }
 
@@ -195,7 +196,7 @@ class Explorer {
     static const char* kinds[] = {"write", "truncate", "sync_data", "sync_all", "create", "remove", "sync_dir", "set_xattr", "remove_xattr"};
     for (const auto& [path, node] : image) {
       std::printf("  image %s: %zu bytes, xattrs %zu", path.c_str(), node.data.size(), node.xattrs.size());
-      if (path == kJournal && node.data.size() >= 4096) {
+      if (path.ends_with(".jnl") && node.data.size() >= 4096) {
         for (uint64_t slot : {0, 2048}) {
           std::printf(" [slot %llu gen %u uuid %02x%02x]", (unsigned long long)slot, unsigned(node.data[slot + 16]),
                       unsigned(node.data[slot + 32]), unsigned(node.data[slot + 33]));

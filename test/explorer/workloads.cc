@@ -322,6 +322,9 @@ const std::vector<Workload>& workloads() {
       {"parts-checkpoints", "the same with an 8 KiB checkpoint threshold: a checkpoint every commit or two, "
        "which ends the declared unwritten ranges",
        uint64_t(8) << 10, parts},
+      {"journal-elsewhere", "timesteps with journal_path=jnl/: the journal in another directory, so the "
+       "first commit must make the file's own name durable as well as the journal's",
+       uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, nullptr, "jnl/"},
       {"series", "8 steps of one 8 KiB chunk each, a commit after each, every third rewriting an older row",
        uint64_t(64) << 20, series},
       {"series-checkpoints", "the same with a 16 KiB checkpoint threshold",

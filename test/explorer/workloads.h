@@ -42,6 +42,8 @@ struct Workload {
   // Instead of `run`: drives the engine itself, with the options the driver
   // would use (mpi_workload.h).  Its snapshots are the file's bytes.
   void (*run_engine)(const JournalOptions& options, const std::string& file, CommitLog& log) = nullptr;
+  // The driver's journal_path: "" beside the file, "DIR/" in another directory.
+  const char* journal_path = "";
 };
 
 const std::vector<Workload>& workloads();
