@@ -69,6 +69,11 @@ struct JournalOptions {
   // replay), so that a file written by a program without the driver is
   // refused, not damaged.  Not called for a passive handle.  Empty: none.
   std::function<Status(File& base)> lock_base;
+  // A file system with no lock other processes can see (file_lock.h): true
+  // refuses the open (HDF5_USE_FILE_LOCKING=TRUE); false opens with a lock
+  // this process alone honours, and a second writer elsewhere is then
+  // refused only by convention (OpenReport::unlocked).
+  bool require_locks = false;
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
   FileSystem* fs = &posix_filesystem();
@@ -94,6 +99,7 @@ struct OpenReport {
   std::vector<SkippedRange> skipped;  // salvage
   uint64_t rebuilt_txns = 0;          // salvage: transactions whose raw data came from the data log alone
   bool passive = false;         // another handle owns the journal
+  bool unlocked = false;        // the journal's lock holds in this process only (require_locks)
 };
 
 }  // namespace h5j

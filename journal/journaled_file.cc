@@ -103,7 +103,7 @@ Status JournaledFile::open_for_read() {
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   report_.journal_found = true;
-  if (Status s = journal_->try_lock(LockMode::kShared); !s) {
+  if (Status s = lock_journal(LockMode::kShared); !s) {
     if (s.code() != Code::kBusy) return s;
     report_.passive = true;  // a writer owns it; HDF5 will reuse or refuse this handle
     journal_.reset();
@@ -124,8 +124,8 @@ Status JournaledFile::open_for_write(bool truncated) {
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
-  if (Status s = journal_->try_lock(LockMode::kExclusive); !s) {
-    if (s.code() != Code::kBusy) return s;
+  if (Status s = lock_journal(LockMode::kExclusive); !s) {
+    if (s.code() != Code::kBusy) return drop_new_journal(existed, s);
     // A writer in another process: refused now, so that HDF5 never takes
     // the file for an empty one (its bytes may all be in the journal yet).
     // One in this process: HDF5's tentative second open of a file it has
@@ -144,12 +144,30 @@ Status JournaledFile::open_for_write(bool truncated) {
   // not close cleanly.
   report_.journal_found = existed && !truncated;
   if (s) s = start_writing();
-  if (!s && !existed) {
-    // Leave no journal of ours behind: it would hide the failure next time.
+  return s ? s : drop_new_journal(existed, s);
+}
+
+// A failed open leaves no journal of its own behind: it would hide the
+// failure next time, as a crash.
+Status JournaledFile::drop_new_journal(bool existed, const Status& why) {
+  if (!existed) {
     journal_.reset();
     (void)opts_.fs->remove(opts_.journal_path);
   }
-  return s;
+  return why;
+}
+
+// The journal's lock, or, on a file system without locks, the lock this
+// process alone honours (file_lock.h), where the options accept it.
+Status JournaledFile::lock_journal(LockMode mode) {
+  Status s = journal_->try_lock(mode);
+  if (s.code() != Code::kUnsupported) return s;
+  if (opts_.require_locks)
+    return s.prefixed("unable to lock " + opts_.journal_path + ": ")
+        .appended("; HDF5_USE_FILE_LOCKING=TRUE requires a lock other processes see. With BEST_EFFORT (HDF5's "
+                  "default) or FALSE the file opens without one, and a second writer elsewhere is not refused");
+  report_.unlocked = true;
+  return Status::ok();
 }
 
 Status JournaledFile::truncate_for_create() {

@@ -158,6 +158,8 @@ class JournaledFile : private RecoveredImage {
   Status open_for_read();
   Status open_for_write(bool truncated);
   Status open_as_follower();
+  Status lock_journal(LockMode mode);
+  Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
   Status start_writing();

@@ -4,15 +4,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -79,45 +76,20 @@ Result<uint64_t> PosixFile::size() {
 }
 
 Status PosixFile::try_lock(LockMode mode) {
-  // flock locks belong to the open file description, so a second open of the
-  // same file in this process conflicts too: that is what keeps HDF5's
-  // tentative second open from replaying a journal that is in use.
-  if (ring_shares_descriptor() && !lock_fd_.valid()) {
-    lock_fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  // Locks belong to the open file description, so a second open of the same
+  // file in this process conflicts too: that is what keeps HDF5's tentative
+  // second open from replaying a journal that is in use.  An open file
+  // description lock for writing needs a descriptor open for writing.
+  bool writable = mode == LockMode::kExclusive;
+  if (ring_shares_descriptor() && (!lock_fd_.valid() || (writable && !lock_fd_writable_))) {
+    lock_fd_ = UniqueFd(::open(path_.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
     if (!lock_fd_.valid()) return error(errno, "open for locking");
+    lock_fd_writable_ = writable;
   }
-  int fd = lock_fd_.valid() ? lock_fd_.get() : fd_.get();
-  int op = (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
-  if (::flock(fd, op) == 0) return Status::ok();
-  if (errno == EWOULDBLOCK) return Status(Code::kBusy, path_ + " is locked by another open handle", EWOULDBLOCK);
-  return error(errno, "lock");
+  return lock_.try_lock(lock_descriptor(), path_, mode);
 }
 
-// /proc/locks has a line per lock: "1: FLOCK  ADVISORY  WRITE 4242
-// fd:01:1234567 0 EOF", the holder's pid and the file's device (major and
-// minor in hex) and inode.  A lock whose holder the kernel does not know
-// (an open file description lock, or one inherited) shows -1.  Lines
-// with "->" are processes waiting for a lock, not holding it.
-std::optional<int> PosixFile::lock_holder() {
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0) return std::nullopt;
-  std::ifstream locks("/proc/locks");
-  std::string line;
-  while (std::getline(locks, line)) {
-    std::istringstream in(line);
-    std::string id, kind, advisory, access, device;
-    long pid = 0;
-    if (!(in >> id >> kind) || kind == "->") continue;
-    if (!(in >> advisory >> access >> pid >> device)) continue;
-    unsigned major = 0, minor = 0;
-    unsigned long long inode = 0;
-    if (std::sscanf(device.c_str(), "%x:%x:%llu", &major, &minor, &inode) != 3) continue;
-    if (inode == st.st_ino && major == ::major(st.st_dev) && minor == ::minor(st.st_dev) && pid > 0)
-      return int(pid);
-  }
-  return std::nullopt;
-}
-
+std::optional<int> PosixFile::lock_holder() { return lock_.holder(lock_descriptor()); }
 
 static bool xattrs_unsupported(int err) { return err == ENOTSUP || err == EOPNOTSUPP || err == EPERM; }
 

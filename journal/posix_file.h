@@ -2,6 +2,7 @@
 #pragma once
 
 #include "file.h"
+#include "file_lock.h"
 #include "syscalls.h"
 #include "unique_fd.h"
 
@@ -36,6 +37,7 @@ class PosixFile : public File {
 
  protected:
   Status error(int err, const char* op) const;
+  int lock_descriptor() const { return lock_fd_.valid() ? lock_fd_.get() : fd_.get(); }
   // True when a ring may hold fd_'s open file description beyond this
   // process's life; the lock then needs a descriptor of its own.
   virtual bool ring_shares_descriptor() const { return false; }
@@ -53,6 +55,9 @@ class PosixFile : public File {
   // process.  Otherwise fd_ carries the lock (one descriptor per file, as
   // sec2 has: HDF5's family driver opens thousands of members).
   UniqueFd lock_fd_;
+  bool lock_fd_writable_ = false;
+  // Declared after the descriptors it locks: released before they close.
+  FileLock lock_;
   uint64_t next_ticket_ = 1;
 };
 

@@ -22,6 +22,7 @@ enum class Code {
   kFailStopped,    // a sync failed earlier: nothing more is accepted
   kBusy,           // another handle owns the journal
   kNeverCommitted, // a journal whose file never reached a first commit: nothing to recover
+  kUnsupported,    // the file system lacks what was asked (a lock that other processes see)
 };
 
 class [[nodiscard]] Status {
@@ -44,6 +45,8 @@ class [[nodiscard]] Status {
   int sys_errno() const { return sys_errno_; }
   // The same error, its message after `context`.
   Status prefixed(const std::string& context) const { return Status(code_, context + message_, sys_errno_); }
+  // The same error, `more` after its message.
+  Status appended(const std::string& more) const { return Status(code_, message_ + more, sys_errno_); }
 
  private:
   Code code_ = Code::kOk;

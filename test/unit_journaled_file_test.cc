@@ -448,6 +448,36 @@ TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and 
   CHECK((*other)->try_lock(LockMode::kShared));
 }
 
+// flock, an open file description lock, or (where the file system has
+// neither: no_locks_test.sh runs this under seccomp) this process's own
+// table: handles on one file exclude each other the same way.
+TEST_CASE_TEMPLATE("handles on one file exclude each other in one process, whatever locks the file system has", E,
+                   test::UringEngine, test::SyncEngine) {
+  TempDir dir;
+  std::string path = dir.path("l.h5");
+  auto open = [&](OpenMode m) {
+    auto f = posix_filesystem().open(path, m, E::value);
+    REQUIRE(f);
+    return std::move(*f);
+  };
+  auto held = [](const Status& s) { return s.is_ok() || s.code() == Code::kUnsupported; };
+  auto writer = open(OpenMode::kCreate);
+  REQUIRE(held(writer->try_lock(LockMode::kExclusive)));
+  auto reader = open(OpenMode::kReadOnly);
+  Status refused = reader->try_lock(LockMode::kShared);
+  CHECK(refused.code() == Code::kBusy);
+  CHECK(refused.sys_errno() == EWOULDBLOCK);
+  writer.reset();  // closing drops the lock
+  CHECK(held(reader->try_lock(LockMode::kShared)));
+  auto second_reader = open(OpenMode::kReadOnly);
+  CHECK(held(second_reader->try_lock(LockMode::kShared)));  // readers share
+  auto second_writer = open(OpenMode::kReadWrite);
+  CHECK(second_writer->try_lock(LockMode::kExclusive).code() == Code::kBusy);
+  reader.reset();
+  second_reader.reset();
+  CHECK(held(second_writer->try_lock(LockMode::kExclusive)));
+}
+
 namespace {
 
 // Two committed transactions of raw data in the data log (5000 bytes of 1 at

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -195,6 +196,18 @@ std::string journal_path_for(const std::string& file, const H5FD_journal_fapl_t&
     return configured + (slash == std::string::npos ? file : file.substr(slash + 1)) + ".jnl";
   }
   return configured;
+}
+
+FileLocking file_locking(hid_t fapl) {
+  hbool_t use = true, ignore_disabled = true;
+  if (fapl >= 0) H5Pget_file_locking(fapl, &use, &ignore_disabled);
+  FileLocking l{bool(use), bool(ignore_disabled)};
+  // As H5F__parse_file_lock_env_var: an unknown value is no setting.
+  std::string v = std::getenv("HDF5_USE_FILE_LOCKING") ? std::getenv("HDF5_USE_FILE_LOCKING") : "";
+  if (v == "FALSE" || v == "0") l.use = false;
+  if (v == "BEST_EFFORT") l = {true, true};
+  if (v == "TRUE" || v == "1") l = {true, false};
+  return l;
 }
 
 }  // namespace h5j

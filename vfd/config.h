@@ -18,4 +18,15 @@ Status parse_config(const std::string& text, H5FD_journal_fapl_t& config);
 // The journal path for `file`: the configured one, or "<file>.jnl".
 std::string journal_path_for(const std::string& file, const H5FD_journal_fapl_t& config);
 
+// HDF5's file locking setting: HDF5_USE_FILE_LOCKING (FALSE or 0, TRUE or
+// 1, BEST_EFFORT; anything else is ignored) over the FAPL's
+// H5Pset_file_locking, exactly as HDF5 reads them.
+struct FileLocking {
+  bool use = true;          // take HDF5's lock on the file
+  bool best_effort = true;  // and open without it where the file system has none
+  // Whether an open must fail where no lock other processes see works.
+  bool required() const { return use && !best_effort; }
+};
+FileLocking file_locking(hid_t fapl);
+
 }  // namespace h5j

@@ -182,16 +182,12 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
 // over the FAPL's H5Pset_file_locking.  Under MPI there is no per-rank
 // lock: rank 0's on the journal keeps other processes out.
 Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
-  hbool_t use = true, ignore_disabled = false;
-  H5Pget_file_locking(fapl, &use, &ignore_disabled);
-  if (const char* env = std::getenv("HDF5_USE_FILE_LOCKING")) {
-    std::string v = env;
-    use = v != "FALSE" && v != "0";
-    ignore_disabled = v == "BEST_EFFORT";
-  }
-  if (!use) return Status::ok();
+  FileLocking locking = file_locking(fapl);
+  if (!locking.use) return Status::ok();
   Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
-  if (!s && ignore_disabled && s.code() != Code::kBusy) return Status::ok();  // a file system without locks
+  if (s.code() == Code::kUnsupported && locking.best_effort) return Status::ok();  // a file system without locks
+  if (s.code() == Code::kUnsupported)
+    s = s.appended("; HDF5_USE_FILE_LOCKING=TRUE requires a lock other processes see (BEST_EFFORT opens without one)");
   if (s.code() == Code::kBusy)
     if (std::optional<int> holder = base.lock_holder())
       s = Status(Code::kBusy, base.path() + " is in use: process " + std::to_string(*holder) + " holds its lock",
@@ -214,6 +210,10 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     const bool read_write = flags & H5F_ACC_RDWR;
     // A writer locks the file before the engine truncates or replays into it.
     if (!*ranks && read_write) opts.lock_base = [fapl](File& base) { return lock_like_hdf5(base, fapl, true); };
+    // Where no lock works, HDF5's setting decides for the journal's lock too;
+    // where one works, the journal is locked whatever the setting, since it
+    // is what keeps a second writer from destroying committed data.
+    opts.require_locks = file_locking(fapl).required();
     auto file = open_journaled(name, access_for(flags), std::move(opts), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
     // A passive handle (another owns the journal: HDF5's tentative second

@@ -1,0 +1,138 @@
+#include "file_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+namespace h5j {
+namespace {
+
+// The errors of a file system that has no such lock, as opposed to a lock
+// that is held (EWOULDBLOCK, EAGAIN, EACCES) or a real failure.
+bool unsupported(int err) { return err == ENOSYS || err == ENOLCK || err == EOPNOTSUPP || err == ENOTSUP; }
+
+Status busy(const std::string& path) {
+  return Status(Code::kBusy, path + " is locked by another open handle", EWOULDBLOCK);
+}
+
+// An open file description lock on the whole file.
+int ofd_lock(int fd, LockMode mode) {
+  struct flock fl = {};
+  fl.l_type = mode == LockMode::kExclusive ? F_WRLCK : F_RDLCK;
+  fl.l_whence = SEEK_SET;
+  return ::fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+// This process's locks on files whose file system has none: readers count,
+// a writer excludes.  The one piece of process-wide state in the engine;
+// see file_lock.h for why it must be process-wide.
+struct Holders {
+  int shared = 0;
+  bool exclusive = false;
+};
+struct ProcessLocks {
+  std::mutex mutex;
+  std::map<FileId, Holders> held;
+};
+ProcessLocks& process_locks() {
+  static ProcessLocks locks;
+  return locks;
+}
+
+}  // namespace
+
+FileLock::FileLock(FileLock&& other) noexcept { *this = std::move(other); }
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  release_in_process();
+  in_process_ = std::exchange(other.in_process_, std::nullopt);
+  exclusive_ = other.exclusive_;
+  busy_in_process_ = other.busy_in_process_;
+  return *this;
+}
+
+Status FileLock::try_lock(int fd, const std::string& path, LockMode mode) {
+  busy_in_process_ = false;
+  if (::flock(fd, (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) return Status::ok();
+  if (errno == EWOULDBLOCK) return busy(path);
+  if (!unsupported(errno)) return Status::from_errno(errno, "lock " + path);
+  if (ofd_lock(fd, mode) == 0) return Status::ok();
+  if (errno == EAGAIN || errno == EACCES) return busy(path);
+  int err = errno;
+  if (!unsupported(err)) return Status::from_errno(err, "lock " + path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
+  Status why(Code::kUnsupported,
+             "the file system of " + path + " supports neither flock nor fcntl locks (" + std::strerror(err) + ")", err);
+  return lock_in_process(FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)}, mode, path, why);
+}
+
+Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& why) {
+  release_in_process();
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  Holders& h = locks.held[id];
+  bool exclusive = mode == LockMode::kExclusive;
+  if (h.exclusive || (exclusive && h.shared > 0)) {
+    busy_in_process_ = true;
+    if (h.shared == 0 && !h.exclusive) locks.held.erase(id);
+    return Status(Code::kBusy, path + " is locked by another handle in this process", EWOULDBLOCK);
+  }
+  if (exclusive) h.exclusive = true;
+  else ++h.shared;
+  in_process_ = id;
+  exclusive_ = exclusive;
+  return why;
+}
+
+void FileLock::release_in_process() {
+  if (!in_process_) return;
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  auto it = locks.held.find(*in_process_);
+  if (it != locks.held.end()) {
+    if (exclusive_) it->second.exclusive = false;
+    else --it->second.shared;
+    if (!it->second.exclusive && it->second.shared == 0) locks.held.erase(it);
+  }
+  in_process_.reset();
+}
+
+// /proc/locks has a line per lock: "1: FLOCK  ADVISORY  WRITE 4242
+// fd:01:1234567 0 EOF", the holder's pid and the file's device (major and
+// minor in hex) and inode.  A lock whose holder the kernel does not know
+// (an open file description lock, or one inherited) shows -1.  Lines
+// with "->" are processes waiting for a lock, not holding it.
+std::optional<int> FileLock::holder(int fd) const {
+  if (busy_in_process_) return int(::getpid());
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream in(line);
+    std::string id, kind, advisory, access, device;
+    long pid = 0;
+    if (!(in >> id >> kind) || kind == "->") continue;
+    if (!(in >> advisory >> access >> pid >> device)) continue;
+    unsigned major = 0, minor = 0;
+    unsigned long long inode = 0;
+    if (std::sscanf(device.c_str(), "%x:%x:%llu", &major, &minor, &inode) != 3) continue;
+    if (inode == st.st_ino && major == ::major(st.st_dev) && minor == ::minor(st.st_dev) && pid > 0)
+      return int(pid);
+  }
+  return std::nullopt;
+}
+
+}  // namespace h5j

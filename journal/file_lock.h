@@ -1,0 +1,56 @@
+// Whole-file advisory locks that work where HPC users write.
+//
+// A lock is tried three ways, in order:
+//   1. flock: local file systems, GPFS, NFS (which maps it to a byte-range
+//      lock), Lustre mounted with -o flock.  HDF5's own file lock is an
+//      flock too, so a sec2 writer and the driver see each other's.
+//   2. An open file description lock (fcntl F_OFD_SETLK), where flock is
+//      missing (ENOSYS, ENOLCK, EOPNOTSUPP).  It conflicts the same way:
+//      between open file descriptions, even inside one process.
+//   3. Where the file system has no lock at all (Lustre mounted -o noflock,
+//      NFS without its lock daemon), a lock held within this process only,
+//      so that HDF5's tentative second open of a file this process has open
+//      still finds it locked; SQLite's unix VFS keeps its inode list for the
+//      same reason.  The result is then kUnsupported: the caller decides
+//      whether a lock other processes cannot see will do
+//      (HDF5_USE_FILE_LOCKING).
+//
+// Invariant: a FileLock in the process table is released when the
+// FileLock is destroyed, whichever of the three ways held it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "file.h"
+
+namespace h5j {
+
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() { release_in_process(); }
+
+  // Locks `fd` (the file at `path`) in `mode`, or changes the mode held.
+  // kBusy when another open file description, or this process's table,
+  // holds a conflicting lock; kUnsupported, with the system's errno, when
+  // only the process table could be used (and now holds the lock).
+  Status try_lock(int fd, const std::string& path, LockMode mode);
+  // The process holding the lock that try_lock last found busy, where the
+  // system says (Linux: /proc/locks; this process for the process table).
+  std::optional<int> holder(int fd) const;
+
+ private:
+  Status lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& why);
+  void release_in_process();
+
+  std::optional<FileId> in_process_;  // the table entry held, if any
+  bool exclusive_ = false;
+  bool busy_in_process_ = false;
+};
+
+}  // namespace h5j
