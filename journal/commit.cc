@@ -66,12 +66,23 @@ Status JournaledFile::commit_transaction() {
   // later writes put there in place (unwritten_space.h).
   for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size))
     H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
-  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size));
+  auto file_size = recorded_file_size();
+  if (!file_size) return file_size.status();
+  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size, *file_size));
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   dirty_ = false;
   ++stats_.commits;
   return Status::ok();
+}
+
+// The file's own size, for recovery to notice a file cut short behind the
+// journal's back (check_file_matches).  Under MPI another rank's writes of
+// the next transaction may already lengthen the file without being durable,
+// so nothing is recorded there.
+Result<uint64_t> JournaledFile::recorded_file_size() {
+  if (mpi()) return uint64_t(0);
+  return base_->size();
 }
 
 // Every name a commit depends on: the journal's, and the file's own when the

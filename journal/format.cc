@@ -24,6 +24,9 @@ void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize>
   put_u64(p + 64, h.base_size);
   put_u16(p + 84, uint16_t(h.target_name.size()));
   std::memcpy(p + 86, h.target_name.data(), h.target_name.size());
+  assert(h.fingerprint.size() <= kFingerprintWindows);
+  put_u16(p + 486, uint16_t(h.fingerprint.size()));
+  for (size_t i = 0; i < h.fingerprint.size(); ++i) put_u16(p + 488 + 2 * i, h.fingerprint[i]);
   seal_header_slot(out);
 }
 
@@ -49,6 +52,11 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
   if (h.block_size != kBlockSize) return bad("unsupported block size");
   if (name_len > kMaxTargetName) return bad("target name too long");
   h.target_name.assign(reinterpret_cast<const char*>(p + 86), name_len);
+  if (h.version >= 5) {
+    size_t windows = get_u16(p + 486);
+    if (windows > kFingerprintWindows) return bad("too many fingerprint windows");
+    for (size_t i = 0; i < windows; ++i) h.fingerprint.push_back(get_u16(p + 488 + 2 * i));
+  }
   return h;
 }
 
@@ -145,10 +153,25 @@ void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSi
   put_u64(out.data() + 8, c.record_count);
   put_u64(out.data() + 16, c.begin_lsn);
   put_u64(out.data() + 24, c.time_ns);
+  put_u64(out.data() + 32, c.file_size);
 }
 
-CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in) {
-  return {get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u64(in.data() + 24)};
+CommitPayload decode_commit(std::span<const std::byte> in) {
+  assert(in.size() == kCommitPayloadSize || in.size() == kCommitPayloadSizeV4);
+  CommitPayload c{get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u64(in.data() + 24)};
+  if (in.size() == kCommitPayloadSize) c.file_size = get_u64(in.data() + 32);
+  return c;
+}
+
+uint64_t fingerprint_window(uint64_t size, unsigned windows, unsigned i) {
+  assert(i < windows && windows <= fingerprint_windows(size));
+  uint64_t last = size - kFingerprintWindowSize;  // where the last window starts
+  uint64_t at = windows == 1 ? 0 : last / (windows - 1) * i;
+  return at & ~uint64_t(7);
+}
+
+uint16_t window_fingerprint(std::span<const std::byte> window) {
+  return uint16_t(crc32c(window.data(), window.size()) & 0xffff);
 }
 
 uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,

@@ -1,5 +1,6 @@
-// The journal's on-disk format, version 4 (version 3 has no PLACED record;
-// version 2's DATA records index one contiguous extent; version 1 has none).  docs/journal-format.md tells the
+// The journal's on-disk format, version 5 (version 4 has no fingerprint of
+// the file and a 32-byte COMMIT; version 3 has no PLACED record; version 2's
+// DATA records index one contiguous extent; version 1 has none).  docs/journal-format.md tells the
 // same story with the recovery rules; this file is the authority on bytes.
 // All integers are little-endian.
 //
@@ -15,7 +16,7 @@
 // HEADER SLOT (512 bytes)
 //   off len  field
 //     0   8  magic "H5JRNL\r\n"
-//     8   4  format version (4; readers accept 1 to 3)
+//     8   4  format version (5; readers accept 1 to 4)
 //    12   4  slot size (512)
 //    16   8  generation (>= 1; +1 at every checkpoint)
 //    24   4  salt: random, differs from the previous generation's
@@ -28,6 +29,11 @@
 //    80   4  reserved (0)
 //    84   2  target name length N (<= kMaxTargetName)
 //    86   N  target file name: the HDF5 file's base name, UTF-8
+//     .   .  zero
+//   486   2  fingerprint windows W (0 to 8; version 5): the file's bytes at
+//            W places fixed by its size when this generation started
+//            (fingerprint_window), 64 bytes each
+//   488  2W  the low 16 bits of each window's CRC32C, in order
 //     .   .  zero
 //   508   4  masked CRC32C of bytes [0, 508)
 //
@@ -53,6 +59,9 @@
 //            8  records in the transaction before this one (BEGIN included)
 //            8  LSN of the transaction's BEGIN
 //            8  time, ns since the Unix epoch
+//            8  the HDF5 file's own size on disk at this commit, its
+//               in-place bytes durable (0: not recorded; version 5, whose
+//               COMMIT payload is 40 bytes, not 32)
 //   COMMENT  N  UTF-8 text
 //   ZERO     8  address in the HDF5 file
 //            8  length: these bytes read as zeros (the file shrank over
@@ -98,12 +107,14 @@
 //   \211 'H' '5' 'J' '\r' '\n' \032 '\n'
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "raw_pattern.h"
 #include "status.h"
@@ -111,7 +122,7 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -121,7 +132,10 @@ inline constexpr size_t kMaxTargetName = 400;
 inline constexpr size_t kRecordHeaderSize = 32;
 inline constexpr size_t kBeginPayloadSize = 8;
 inline constexpr size_t kWritePayloadHeader = 24;
-inline constexpr size_t kCommitPayloadSize = 32;
+inline constexpr size_t kCommitPayloadSize = 40;
+inline constexpr size_t kCommitPayloadSizeV4 = 32;
+inline constexpr unsigned kFingerprintWindows = 8;
+inline constexpr uint64_t kFingerprintWindowSize = 64;
 inline constexpr size_t kZeroPayloadSize = 16;
 inline constexpr size_t kDataPayloadSize = 56;
 inline constexpr size_t kDataPayloadSizeV2 = 32;
@@ -132,7 +146,8 @@ inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\0
 // The layout above, checked where it is written down.
 static_assert(kHeaderSlotOffset[1] >= kHeaderSlotSize, "header slots overlap");
 static_assert(kHeaderSlotOffset[1] + kHeaderSlotSize <= kFirstRecordOffset, "a header slot runs into the records");
-static_assert(86 + kMaxTargetName <= kHeaderSlotSize - 4, "the target name runs into the header CRC");
+static_assert(86 + kMaxTargetName <= 486, "the target name runs into the fingerprint");
+static_assert(488 + 2 * kFingerprintWindows <= kHeaderSlotSize - 4, "the fingerprint runs into the header CRC");
 static_assert(kFirstRecordOffset % kBlockSize == 0, "records start on a block");
 static_assert(kRecordHeaderSize % 8 == 0 && kBeginPayloadSize % 8 == 0 && kWritePayloadHeader % 8 == 0 &&
                   kCommitPayloadSize % 8 == 0 && kZeroPayloadSize % 8 == 0 && kDataPayloadSize % 8 == 0,
@@ -156,7 +171,19 @@ struct JournalHeader {
   uint64_t created_ns = 0;
   uint64_t base_size = 0;
   std::string target_name;
+  // The low 16 bits of the CRC32C of each fingerprint window (version 5).
+  std::vector<uint16_t> fingerprint;
 };
+
+// Where fingerprint window `i` of `windows` starts in a file of `size`
+// bytes: spread from its start to its end, 8-byte aligned.
+uint64_t fingerprint_window(uint64_t size, unsigned windows, unsigned i);
+// How many windows a file of `size` bytes gets.
+inline unsigned fingerprint_windows(uint64_t size) {
+  return unsigned(std::min<uint64_t>(kFingerprintWindows, size / kFingerprintWindowSize));
+}
+// A window's fingerprint: the low 16 bits of its CRC32C.
+uint16_t window_fingerprint(std::span<const std::byte> window);
 
 void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out);
 // Fails with kCorrupt naming what is wrong: magic, version, CRC, a field.
@@ -226,9 +253,11 @@ struct CommitPayload {
   uint64_t record_count = 0;
   uint64_t begin_lsn = 0;
   uint64_t time_ns = 0;
+  uint64_t file_size = 0;  // 0: not recorded
 };
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out);
-CommitPayload decode_commit(std::span<const std::byte, kCommitPayloadSize> in);
+// `in` holds kCommitPayloadSize bytes, or kCommitPayloadSizeV4 before version 5.
+CommitPayload decode_commit(std::span<const std::byte> in);
 
 // A record's masked CRC32C: of its header after the CRC field, then of its
 // payload, given as a head and the pieces that follow it.

@@ -148,8 +148,9 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
     case RecordType::kCommit: {
-      if (h.payload_len != kCommitPayloadSize) return stop(StreamEnd::kBadRecord);
-      rec.commit = decode_commit(std::span<const std::byte, kCommitPayloadSize>(head, kCommitPayloadSize));
+      size_t size = header_.version >= 5 ? kCommitPayloadSize : kCommitPayloadSizeV4;
+      if (h.payload_len != size) return stop(StreamEnd::kBadRecord);
+      rec.commit = decode_commit(std::span<const std::byte>(head, size));
       break;
     }
     case RecordType::kZero:

@@ -116,6 +116,7 @@ Status for_each_salvaged_record(JournalReader& reader, OnRecord&& on_record, OnD
 struct CommittedTxn {
   uint64_t txn = 0;
   uint64_t logical_size = 0;
+  uint64_t file_size = 0;   // the file's own size at the commit (0: not recorded)
   uint64_t end_offset = 0;  // where the record after its COMMIT starts
   std::vector<Record> writes;
 };

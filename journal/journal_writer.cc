@@ -115,10 +115,10 @@ Status JournalWriter::comment(std::string_view text) {
   return append_record(RecordType::kComment, {}, {&bytes, 1});
 }
 
-Status JournalWriter::commit(uint64_t logical_size) {
+Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size) {
   assert(in_txn_);
   std::byte payload[kCommitPayloadSize];
-  encode_commit({logical_size, txn_records_, begin_lsn_, now_ns()}, payload);
+  encode_commit({logical_size, txn_records_, begin_lsn_, now_ns(), file_size}, payload);
   H5J_RETURN_IF_ERROR(append_record(RecordType::kCommit, payload, {}));
   in_txn_ = false;
   H5J_RETURN_IF_ERROR(submit(cur()));

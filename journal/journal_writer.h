@@ -59,7 +59,8 @@ class JournalWriter {
   // A DATA record: raw bytes kept in the data log (the record is their index).
   Status append_data(const DataPayload& d);
   // COMMIT of the open transaction, then flush and (when durable) fdatasync.
-  Status commit(uint64_t logical_size);
+  // `file_size`: the HDF5 file's own size on disk now (0: not known).
+  Status commit(uint64_t logical_size, uint64_t file_size);
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);

@@ -1,5 +1,7 @@
 #include "journaled_file.h"
 
+#include "file_match.h"
+
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -244,6 +246,8 @@ Status JournaledFile::load_journal() {
   // commit is "before the create".  Replaying that would empty the file,
   // and its bytes are all anyone has of the run, so it is left as it is.
   if (header.generation == 1 && header.base_size == 0 && plan->summary.committed_txns == 0) return never_committed();
+  // Salvage writes to a copy and takes what it can get.
+  if (opts_.recovery_mode != RecoveryMode::kSalvage) H5J_RETURN_IF_ERROR(check_file_matches(*base_, header, *plan));
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
   report_.discarded_records = plan->summary.discarded_records;
@@ -309,6 +313,11 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   h.created_ns = now_ns();
   h.base_size = image_.committed_size;
   h.target_name = target_name();
+  if (!mpi()) {
+    auto fingerprint = fingerprint_file(*base_, h.base_size);
+    if (!fingerprint) return fingerprint.status();
+    h.fingerprint = std::move(*fingerprint);
+  }
   image_.journal_high_water = 0;
   session_noted_ = false;  // each generation names its writer
   if (writer_) {

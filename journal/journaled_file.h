@@ -212,6 +212,8 @@ class JournaledFile : private RecoveredImage {
   Status commit_and_checkpoint();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
+  // The file's own size for a COMMIT record (0 under MPI).
+  Result<uint64_t> recorded_file_size();
   // In-place writes and the data log durable, before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;

@@ -93,6 +93,7 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       if (w.header.type == RecordType::kWrite || w.header.type == RecordType::kData) plan.bytes_to_apply += w.write.length;
     }
     plan.logical_size = t.logical_size;
+    plan.committed_file_size = t.file_size;
     ++applied;
     last_applied = t.txn;
     applied_end = t.end_offset;

@@ -33,6 +33,9 @@ struct ReplayPlan {
   RawLayer raw;           // data-log extents (DATA records), under the overlay
   ExtentMap overlay;      // file range -> journal offset of its newest bytes
   uint64_t logical_size;  // size of the file in the committed state
+  // The file's own size on disk at the last commit applied (0: not
+  // recorded, before format version 5 or under MPI).
+  uint64_t committed_file_size = 0;
   ScanSummary summary;    // counts cover every scanned stretch
   uint64_t bytes_to_apply = 0;
   std::vector<SkippedRange> skipped;  // salvage only

@@ -23,6 +23,7 @@ enum class Code {
   kBusy,           // another handle owns the journal
   kNeverCommitted, // a journal whose file never reached a first commit: nothing to recover
   kUnsupported,    // the file system lacks what was asked (a lock that other processes see)
+  kBaseMismatch,   // the file is shorter than its journal needs, or not the file it was written against
 };
 
 class [[nodiscard]] Status {

@@ -20,6 +20,7 @@ enum ExitStatus : int {
   kExitIoError = 7,          // reading or writing failed (permissions, read-only, full disk, I/O error)
   kExitVerifyFailed = 8,     // --verify: the recovered file does not read back completely
   kExitNeverCommitted = 9,   // created and never committed: nothing to recover, nothing changed
+  kExitFileMismatch = 10,    // the file is shorter than its journal needs, or not the file it was written against
 };
 
 // How bad a status is, for the worst of many files: a usable file, then
@@ -49,6 +50,8 @@ inline constexpr const char* kExitTable =
     "  8  --verify found the recovered file unreadable\n"
     "  9  never committed: the file's writer stopped before its first H5Fflush or\n"
     "     H5Fclose; there is nothing to recover, and the file and its journal are\n"
-    "     left as they are\n";
+    "     left as they are\n"
+    " 10  the file is shorter than its journal needs, or not the file the journal\n"
+    "     was written against (cut short or replaced); nothing was changed\n";
 
 }  // namespace h5j

@@ -37,6 +37,7 @@ int exit_status_for(const Status& s) {
     case Code::kCorrupt: return kExitCorruptJournal;
     case Code::kInvalid: return kExitNotHdf5;
     case Code::kNeverCommitted: return kExitNeverCommitted;
+    case Code::kBaseMismatch: return kExitFileMismatch;
     default: return kExitIoError;
   }
 }

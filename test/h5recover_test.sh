@@ -230,6 +230,32 @@ done
 "$tamper" reseal v.h5.jnl > /dev/null
 expect 8 "does not read back" no -- v.h5 --verify
 
+# --- files that are not what their journal needs ------------------------------
+# A file cut short behind its journal (an interrupted copy looks like this),
+# and one replaced by another HDF5 file, in place (cp keeps the binding) and
+# by rename: refused, nothing changed; salvage into a copy may still try.
+crashed tr.h5 --checkpoint-bytes 65536
+truncate -s $(($(stat -c %s tr.h5) / 3)) tr.h5
+WATCH="tr.h5 tr.h5.jnl"
+expect 10 "tr.h5 is shorter than its journal needs" yes -- tr.h5
+expect 10 "is shorter than its journal needs" yes -- tr.h5 --check
+before=$(fingerprint $WATCH)
+out=$("$sim" verify tr.h5 --elems 512 2>&1)
+cases=$((cases + 1))
+grep -q "tr.h5 is shorter than its journal needs" <<<"$out" || fail "cut file: an open through the driver says: $(grep -m1 -i 'error\|fail' <<<"$out")"
+[[ $(fingerprint $WATCH) == "$before" ]] || fail "cut file: an open through the driver changed it"
+expect 0 "recovered tr-salvaged.h5" yes -- tr.h5 --mode salvage --output tr-salvaged.h5
+"$sim" write other.h5 --steps 60 --elems 4096 > /dev/null
+crashed rp.h5 --checkpoint-bytes 65536
+cp other.h5 rp.h5
+WATCH="rp.h5 rp.h5.jnl"
+expect 10 "rp.h5 is not the file its journal was written against" yes -- rp.h5
+crashed rn.h5 --checkpoint-bytes 65536
+cp other.h5 rn.h5.new && mv rn.h5.new rn.h5
+WATCH="rn.h5 rn.h5.jnl"
+expect 10 "rn.h5 is not the file its journal was written against" yes -- rn.h5
+WATCH=""
+
 # --- a file that never committed ---------------------------------------------
 # unflushed NAME: its writer was killed before its first H5Fflush, with 1 MiB
 # of raw data written in place.

@@ -51,11 +51,12 @@ TEST_CASE("golden bytes: the header slot") {
   h.created_ns = 0x22;
   h.base_size = 0x33;
   h.target_name = "run.h5";
+  h.fingerprint = {0xbeef, 0x0102};
   std::byte slot[kHeaderSlotSize];
   encode_header(h, slot);
   CHECK(hex(std::span(slot, 96)) ==
         "48354a524e4c0d0a"                  // magic "H5JRNL\r\n"
-        "04000000" "00020000"                // version 4, slot size 512
+        "05000000" "00020000"                // version 5, slot size 512
         "0807060504030201"                  // generation
         "d4c3b2a1" "00100000"                // salt, block size 4096
         "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"  // uuid
@@ -65,13 +66,18 @@ TEST_CASE("golden bytes: the header slot") {
         "0000000000000000" "00000000"        // reserved
         "0600" "72756e2e6835"                // target name length, "run.h5"
         "00000000");
-  CHECK(std::all_of(slot + 96, slot + 508, [](std::byte b) { return b == std::byte(0); }));
-  CHECK(hex(std::span(slot + 508, 4)) == "78c6e134");  // masked CRC32C of [0, 508)
+  CHECK(std::all_of(slot + 96, slot + 486, [](std::byte b) { return b == std::byte(0); }));
+  CHECK(hex(std::span(slot + 486, 6)) ==
+        "0200"            // fingerprint windows
+        "efbe" "0201");   // their fingerprints
+  CHECK(std::all_of(slot + 492, slot + 508, [](std::byte b) { return b == std::byte(0); }));
+  CHECK(hex(std::span(slot + 508, 4)) == "36fd3eab");  // masked CRC32C of [0, 508)
   auto back = decode_header(slot);
   REQUIRE(back);
-  CHECK(back->version == 4);
+  CHECK(back->version == 5);
   CHECK(back->generation == h.generation);
   CHECK(back->target_name == "run.h5");
+  CHECK(back->fingerprint == h.fingerprint);
 }
 
 TEST_CASE("golden bytes: the record header and its CRC") {
@@ -102,8 +108,11 @@ TEST_CASE("golden bytes: every payload") {
   CHECK(hex(write) == "0010000000000000" "2000000000000000" "03000000" "00000000");
 
   std::byte commit[kCommitPayloadSize];
-  encode_commit({0x5000, 4, 0x1000, 0x99}, commit);
-  CHECK(hex(commit) == "0050000000000000" "0400000000000000" "0010000000000000" "9900000000000000");
+  encode_commit({0x5000, 4, 0x1000, 0x99, 0x4800}, commit);
+  CHECK(hex(commit) == "0050000000000000" "0400000000000000" "0010000000000000" "9900000000000000"
+                       "0048000000000000");
+  CHECK(decode_commit(commit).file_size == 0x4800);
+  CHECK(decode_commit(std::span(commit, kCommitPayloadSizeV4)).file_size == 0);  // version 4: not recorded
 
   std::byte zero[kZeroPayloadSize];
   encode_zero({0x1770, 0x8f4}, zero);
@@ -160,7 +169,7 @@ TEST_CASE("golden bytes: the binding and the log-form guard") {
 }
 
 TEST_CASE("journals of older format versions are recovered") {
-  for (const char* version : {"v1", "v2", "v3"}) {
+  for (const char* version : {"v1", "v2", "v3", "v4"}) {
     CAPTURE(version);
     TempDir dir;
     std::filesystem::path from = std::filesystem::path(H5J_TEST_DATA_DIR) / "old_journals" / version;

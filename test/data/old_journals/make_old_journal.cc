@@ -3,15 +3,16 @@
 // (unit_format_test.cc, "journals of older format versions").
 //
 // Built against the engine of the commit that last wrote each version:
-//   v1: 110b8dc^   v2: 0d77df2^   v3: f5e78db   (the last commits before
-//   v2, v3 and v4: v3 by that commit's engine, v4 added PLACED records)
+//   v1: 110b8dc^   v2: 0d77df2^   v3: f5e78db   v4: 0391ce3   (the last
+//   commits before v2, v3, v4 and v5: v3 by that commit's engine, v4 added
+//   PLACED records, v5 the fingerprint and the COMMIT's file size)
 // with, for each version V and commit C:
 //   git worktree add /tmp/old C
-//   g++ -std=c++20 -O1 -I/tmp/old/journal [-DWITH_RAW_LOG for v2 and v3] \
+//   g++ -std=c++20 -O1 -I/tmp/old/journal [-DWITH_RAW_LOG for v2 to v4] \
 //       test/data/old_journals/make_old_journal.cc /tmp/old/journal/*.cc -luring -lisal -o make_vV
 //   (cd test/data/old_journals/vV && ../../../../make_vV)
 // The program writes old.h5, its journal old.h5.jnl (and the data log
-// old.h5.jnl.data for v2 and v3), then "crashes" (drops the file unclosed), and
+// old.h5.jnl.data for v2 to v4), then "crashes" (drops the file unclosed), and
 // writes expected.bin: the bytes recovery must give back.
 #include <cstdio>
 #include <fstream>

@@ -1,0 +1,58 @@
+#include "file_match.h"
+
+#include <array>
+
+namespace h5j {
+namespace {
+
+Result<uint16_t> window_at(File& file, uint64_t offset) {
+  std::array<std::byte, kFingerprintWindowSize> window{};
+  auto n = file.read_at(offset, window);
+  if (!n) return n.status();
+  return window_fingerprint(std::span(window.data(), *n));
+}
+
+std::string what_to_do(const File& file) {
+  return ". Nothing was changed. Restore the file the journal belongs to, or recover what the journal alone holds "
+         "with h5recover --mode salvage --output COPY " + file.path();
+}
+
+}  // namespace
+
+Result<std::vector<uint16_t>> fingerprint_file(File& file, uint64_t size) {
+  std::vector<uint16_t> out;
+  unsigned windows = fingerprint_windows(size);
+  for (unsigned i = 0; i < windows; ++i) {
+    auto f = window_at(file, fingerprint_window(size, windows, i));
+    if (!f) return f.status();
+    out.push_back(*f);
+  }
+  return out;
+}
+
+Status check_file_matches(File& file, const JournalHeader& h, const ReplayPlan& plan) {
+  auto size = file.size();
+  if (!size) return size.status();
+  uint64_t on_disk = plan.committed_file_size != 0 ? plan.committed_file_size : h.base_size;
+  uint64_t needed = std::min(plan.logical_size, on_disk);
+  if (*size < needed)
+    return Status(Code::kBaseMismatch, file.path() + " is shorter than its journal needs: " + std::to_string(*size) +
+                                           " bytes, but its last commit needs " + std::to_string(needed) +
+                                           " from the file itself (it was cut short, or replaced)" + what_to_do(file));
+  unsigned windows = unsigned(h.fingerprint.size());
+  if (windows == 0 || windows != fingerprint_windows(h.base_size)) return Status::ok();
+  for (unsigned i = 0; i < windows; ++i) {
+    uint64_t at = fingerprint_window(h.base_size, windows, i), end = at + kFingerprintWindowSize;
+    if (end > needed || plan.overlay.intersects(at, end) || plan.raw.touches(at, end)) continue;
+    auto f = window_at(file, at);
+    if (!f) return f.status();
+    if (*f != h.fingerprint[i])
+      return Status(Code::kBaseMismatch, file.path() + " is not the file its journal was written against: its bytes at " +
+                                             std::to_string(at) + " to " + std::to_string(end) +
+                                             " differ from the journal's fingerprint of them (the file was replaced, "
+                                             "or changed without the driver)" + what_to_do(file));
+  }
+  return Status::ok();
+}
+
+}  // namespace h5j

@@ -1,0 +1,40 @@
+// Whether the HDF5 file beside a journal is still the file the journal was
+// written against, checked before recovery replays anything into it.
+//
+// A journal holds only what changed since its generation started; every
+// other committed byte is in the file itself.  A file cut short (an
+// interrupted copy) or replaced by another would take the replay and come
+// out wrong, silently.  So the journal records two things, and recovery
+// checks both and changes nothing if either fails (kBaseMismatch):
+//
+//  - the file's own size on disk at every commit (COMMIT, version 5), or at
+//    the generation's start (the header's base size) for older journals.
+//    The last commit needs min(that size, its logical size) bytes from the
+//    file: replay and a checkpoint only ever cut the file to the committed
+//    logical size, so a sound file is never shorter.
+//  - a fingerprint (the header, version 5): up to 8 windows of 64 bytes,
+//    spread over the file as it was when the generation started.  Within a
+//    generation nothing writes in place below that size (in-place writes go
+//    to new space, and a checkpoint ends a generation), except replay; so a
+//    window no committed record covers still holds its bytes in a sound
+//    file, however often recovery was interrupted.  Windows a record covers
+//    are skipped, as are windows past what the last commit needs.  Under
+//    MPI no fingerprint is taken: another rank's writes are not seen.
+#pragma once
+
+#include <vector>
+
+#include "file.h"
+#include "format.h"
+#include "replay.h"
+
+namespace h5j {
+
+// The fingerprint of `file`'s first `size` bytes, for a new generation's header.
+Result<std::vector<uint16_t>> fingerprint_file(File& file, uint64_t size);
+
+// kBaseMismatch, naming the file and what differs, unless `file` can take
+// `plan`, made from a journal whose header is `h`.
+Status check_file_matches(File& file, const JournalHeader& h, const ReplayPlan& plan);
+
+}  // namespace h5j
