@@ -27,8 +27,10 @@ Status JournaledFile::begin_transaction() {
   session_noted_ = true;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
+  // Where no lock other processes see worked, the journal says so: a second
+  // writer elsewhere was not refused (file_lock.h).
   return writer_->comment("h5journal session: pid " + std::to_string(getpid()) + " on " + host + ", engine " +
-                          journal_->engine_name());
+                          journal_->engine_name() + (report_.unlocked ? ", locked in this process only" : ""));
 }
 
 Status JournaledFile::commit() {

@@ -1,7 +1,5 @@
 #include "journaled_file.h"
 
-#include "file_match.h"
-
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -9,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "file_match.h"
 
 namespace h5j {
 namespace {

@@ -41,6 +41,10 @@ works_under() (
   "$refuse" "$condition" "$sim" write "$f" --steps 5 --elems 512 > /dev/null &&
     "$refuse" "$condition" "$sim" verify "$f" --elems 512 --min-step 4 > /dev/null || { echo "write and verify"; exit 1; }
   crashed "$condition" "c$f"
+  local only_here=no
+  "$h5recover" "c$f" --list 2> /dev/null | grep -q "locked in this process only" && only_here=yes
+  [[ $only_here == $([[ $condition == "$NO_LOCKS" ]] && echo yes || echo no) ]] ||
+    { echo "the journal's session note says 'locked in this process only': $only_here"; exit 1; }
   "$refuse" "$condition" "$sim" verify "c$f" --elems 512 --read-write --min-step "$(last_acked "c$f")" > /dev/null ||
     { echo "recovery by a read-write open"; exit 1; }
   crashed "$condition" "r$f"
