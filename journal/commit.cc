@@ -87,6 +87,27 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
   return base_->size();
 }
 
+// kApplyingXattr (format.h): recovery compares every fingerprint window
+// while it is absent, and only the windows no committed record covers
+// while it is set, since the writes it announces may have rewritten the
+// others.  Durable before the first such write.  Under MPI no fingerprint
+// is taken, so nothing is marked.
+Status JournaledFile::mark_applying() {
+  if (mpi() || applying_marked_) return Status::ok();
+  auto set = base_->set_xattr(kApplyingXattr, "");
+  if (!set) return set.status();
+  if (*set && opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_all());
+  applying_marked_ = true;
+  return Status::ok();
+}
+
+// Also removes a marker a crashed writer left: this session's writes of
+// committed bytes, if any, are durable by now.
+Status JournaledFile::unmark_applying() {
+  applying_marked_ = false;
+  return mpi() ? Status::ok() : base_->remove_xattr(kApplyingXattr);
+}
+
 // Every name a commit depends on: the journal's, and the file's own when the
 // journal lives in another directory (journal_path=DIR/).  A file created in
 // this session whose name never reached the disk would vanish at a power
@@ -113,6 +134,7 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
 }
 
 Status JournaledFile::write_image_to_base(const RawLayer& raw) {
+  H5J_RETURN_IF_ERROR(mark_applying());
   return apply_image(
       raw, image_.overlay, image_.committed_size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
@@ -136,6 +158,7 @@ Status JournaledFile::end_checkpoint() {
   const JournalHeader& h = writer_->header();
   H5J_RETURN_IF_ERROR(start_generation(h.generation + 1, writer_->next_txn(), h.uuid));
   H5J_RETURN_IF_ERROR(bind());
+  H5J_RETURN_IF_ERROR(unmark_applying());
   followers_log_bytes_ = 0;  // their logs are emptied as they follow
   return Status::ok();
 }
@@ -173,6 +196,7 @@ Status JournaledFile::close_in_log_form() {
     dirty_ = true;
     // No checkpoint here: it would start a generation without these bytes.
     H5J_RETURN_IF_ERROR(commit_transaction());
+    H5J_RETURN_IF_ERROR(mark_applying());  // left set: the file stays as after a crash
     H5J_RETURN_IF_ERROR(base_->write_at(0, std::as_bytes(std::span(kLogFormGuard))));
     if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   }
@@ -204,6 +228,12 @@ Status JournaledFile::end_close() {
   data_logs_.close();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+  // The applying marker goes last: while the journal may still be found,
+  // its generation's fingerprint predates the image just written, so the
+  // marker must be there.  If a crash loses this removal, the marker stays
+  // on a clean file, and the next session's first checkpoint or close
+  // removes it.
+  H5J_RETURN_IF_ERROR(unmark_applying());
   return remove_data_logs(*opts_.fs, opts_.journal_path, durable);
 }
 

@@ -12,9 +12,21 @@ Result<uint16_t> window_at(File& file, uint64_t offset) {
   return window_fingerprint(std::span(window.data(), *n));
 }
 
-std::string what_to_do(const File& file) {
-  return ". Nothing was changed. Restore the file the journal belongs to, or recover what the journal alone holds "
-         "with h5recover --mode salvage --output COPY " + file.path();
+std::string what_to_do(const File& file, const std::string& journal) {
+  return ". Nothing was changed. Restore the file the journal belongs to; or recover what the journal alone holds "
+         "with h5recover --mode salvage --output COPY " + file.path() + "; or, to keep the file as it now is and "
+         "lose the commits in " + journal + ", run h5recover --discard-journal " + file.path();
+}
+
+// Whether nothing but new writes has touched the file since the
+// fingerprint: it is bound (so it has extended attributes) and carries no
+// kApplyingXattr.
+Result<bool> untouched_since_fingerprint(File& file) {
+  auto binding = file.get_xattr(kBindingXattr);
+  if (!binding) return binding.status();
+  auto applying = file.get_xattr(kApplyingXattr);
+  if (!applying) return applying.status();
+  return binding->has_value() && !applying->has_value();
 }
 
 }  // namespace
@@ -30,7 +42,7 @@ Result<std::vector<uint16_t>> fingerprint_file(File& file, uint64_t size) {
   return out;
 }
 
-Status check_file_matches(File& file, const JournalHeader& h, const ReplayPlan& plan) {
+Status check_file_matches(File& file, const std::string& journal, const JournalHeader& h, const ReplayPlan& plan) {
   auto size = file.size();
   if (!size) return size.status();
   uint64_t on_disk = plan.committed_file_size != 0 ? plan.committed_file_size : h.base_size;
@@ -38,19 +50,23 @@ Status check_file_matches(File& file, const JournalHeader& h, const ReplayPlan& 
   if (*size < needed)
     return Status(Code::kBaseMismatch, file.path() + " is shorter than its journal needs: " + std::to_string(*size) +
                                            " bytes, but its last commit needs " + std::to_string(needed) +
-                                           " from the file itself (it was cut short, or replaced)" + what_to_do(file));
+                                           " from the file itself (it was cut short, or replaced)" + what_to_do(file, journal));
   unsigned windows = unsigned(h.fingerprint.size());
   if (windows == 0 || windows != fingerprint_windows(h.base_size)) return Status::ok();
+  auto all = untouched_since_fingerprint(file);
+  if (!all) return all.status();
   for (unsigned i = 0; i < windows; ++i) {
     uint64_t at = fingerprint_window(h.base_size, windows, i), end = at + kFingerprintWindowSize;
-    if (end > needed || plan.overlay.intersects(at, end) || plan.raw.touches(at, end)) continue;
+    if (end > needed) continue;
+    if (!*all && (plan.overlay.intersects(at, end) || plan.raw.touches(at, end))) continue;
     auto f = window_at(file, at);
     if (!f) return f.status();
     if (*f != h.fingerprint[i])
       return Status(Code::kBaseMismatch, file.path() + " is not the file its journal was written against: its bytes at " +
                                              std::to_string(at) + " to " + std::to_string(end) +
                                              " differ from the journal's fingerprint of them (the file was replaced, "
-                                             "or changed without the driver)" + what_to_do(file));
+                                             "or written by a program without the driver after the crash)" +
+                                             what_to_do(file, journal));
   }
   return Status::ok();
 }

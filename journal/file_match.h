@@ -14,12 +14,17 @@
 //    logical size, so a sound file is never shorter.
 //  - a fingerprint (the header, version 5): up to 8 windows of 64 bytes,
 //    spread over the file as it was when the generation started.  Within a
-//    generation nothing writes in place below that size (in-place writes go
-//    to new space, and a checkpoint ends a generation), except replay; so a
-//    window no committed record covers still holds its bytes in a sound
-//    file, however often recovery was interrupted.  Windows a record covers
-//    are skipped, as are windows past what the last commit needs.  Under
-//    MPI no fingerprint is taken: another rank's writes are not seen.
+//    generation only the writes of committed bytes (a checkpoint, a close,
+//    a replay) touch the file below the size it started with, and while
+//    they may be in flight the file carries kApplyingXattr.  Without that
+//    marker (and with a binding, which shows the file system keeps
+//    extended attributes) every window must match: a program without the
+//    driver that wrote the file after the crash is caught wherever it
+//    changed a window, the superblock's included.  With it, only the
+//    windows no committed record covers are compared: those hold their
+//    bytes in a sound file however often recovery was interrupted.
+//    Windows past what the last commit needs are skipped.  Under MPI no
+//    fingerprint is taken: rank 0 does not see the other ranks' writes.
 #pragma once
 
 #include <vector>
@@ -34,7 +39,7 @@ namespace h5j {
 Result<std::vector<uint16_t>> fingerprint_file(File& file, uint64_t size);
 
 // kBaseMismatch, naming the file and what differs, unless `file` can take
-// `plan`, made from a journal whose header is `h`.
-Status check_file_matches(File& file, const JournalHeader& h, const ReplayPlan& plan);
+// `plan`, made from the journal at `journal` whose header is `h`.
+Status check_file_matches(File& file, const std::string& journal, const JournalHeader& h, const ReplayPlan& plan);
 
 }  // namespace h5j

@@ -141,6 +141,11 @@ inline constexpr size_t kDataPayloadSize = 56;
 inline constexpr size_t kDataPayloadSizeV2 = 32;
 inline constexpr size_t kBindingFixedSize = 24;
 inline constexpr char kBindingXattr[] = "user.h5journal";
+// Set (empty), durably, before a writer or recovery first writes committed
+// bytes into the file in a generation; removed once the next generation
+// (or the close) is durable: while it is absent, nothing but HDF5's new
+// writes has touched the file since the generation's fingerprint.
+inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
 inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\032', '\n'};
 
 // The layout above, checked where it is written down.

@@ -176,6 +176,7 @@ Status JournaledFile::truncate_for_create() {
   H5J_RETURN_IF_ERROR(base_->truncate(0));
   // The old journal's binding would make the new one look foreign.
   H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
+  H5J_RETURN_IF_ERROR(base_->remove_xattr(kApplyingXattr));
   image_.logical_size = image_.committed_size = 0;
   return journal_->truncate(0);
 }
@@ -204,6 +205,7 @@ Status JournaledFile::start_writing() {
   }
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
+  H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation
   // What this session will allocate past the file's end, HDF5 writes
   // through it.  Under MPI another rank may write any byte: nothing counts.
   if (!mpi()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
@@ -247,7 +249,7 @@ Status JournaledFile::load_journal() {
   // and its bytes are all anyone has of the run, so it is left as it is.
   if (header.generation == 1 && header.base_size == 0 && plan->summary.committed_txns == 0) return never_committed();
   // Salvage writes to a copy and takes what it can get.
-  if (opts_.recovery_mode != RecoveryMode::kSalvage) H5J_RETURN_IF_ERROR(check_file_matches(*base_, header, *plan));
+  if (opts_.recovery_mode != RecoveryMode::kSalvage) H5J_RETURN_IF_ERROR(check_file_matches(*base_, opts_.journal_path, header, *plan));
   report_.replayed_txns = plan->summary.committed_txns;
   report_.last_txn = plan->summary.last_committed_txn;
   report_.discarded_records = plan->summary.discarded_records;

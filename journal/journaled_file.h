@@ -214,6 +214,9 @@ class JournaledFile : private RecoveredImage {
   Status sync_names();
   // The file's own size for a COMMIT record (0 under MPI).
   Result<uint64_t> recorded_file_size();
+  // kApplyingXattr around writes of committed bytes into the file.
+  Status mark_applying();
+  Status unmark_applying();
   // In-place writes and the data log durable, before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;
@@ -266,6 +269,7 @@ class JournaledFile : private RecoveredImage {
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool session_noted_ = false;      // this generation's COMMENT names its writer
   bool binding_set_ = false;        // this session set the binding attribute
+  bool applying_marked_ = false;    // this session set kApplyingXattr
   bool closed_ = false;
   Stats stats_;
   Status failed_;  // fail-stop: the first error that poisoned the file

@@ -52,6 +52,7 @@ inline constexpr const char* kExitTable =
     "     H5Fclose; there is nothing to recover, and the file and its journal are\n"
     "     left as they are\n"
     " 10  the file is shorter than its journal needs, or not the file the journal\n"
-    "     was written against (cut short or replaced); nothing was changed\n";
+    "     was written against (cut short, replaced, or written without the driver\n"
+    "     after the crash); nothing was changed\n";
 
 }  // namespace h5j

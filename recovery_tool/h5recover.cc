@@ -156,6 +156,9 @@ void define_options(CLI::App& app, Options& o) {
   app.add_flag("-q,--quiet", o.quiet, "print errors only");
   app.add_flag("--verify", r.verify, "after recovery, read every object with plain HDF5 and print the file's SHA-256");
   app.add_flag("--keep-journal", r.keep_journal, "keep a copy of the journal as JOURNAL.replayed");
+  app.add_flag("--discard-journal", r.discard_journal,
+               "keep FILE as it is and remove its journal, losing the commits in it (for a file written without "
+               "the driver after the crash: exit status 10)");
   app.add_flag("--materialize", r.materialize,
                "FILE was closed in log form (materialize=never): make it a plain HDF5 file. Without the flag "
                "h5recover does the same; with it, a FILE not in log form is an error (exit 2)");
@@ -171,6 +174,8 @@ std::string usage_problem(const Options& o) {
   if (many && !o.recover.journal.empty()) return "--journal names one file's journal: give one FILE, or use --journal-dir";
   if (many && !o.recover.output.empty()) return "--output names one copy: give one FILE";
   if (o.recursive && o.list) return "--list takes files, not --recursive";
+  if (o.recover.discard_journal && (o.recover.check || !o.recover.output.empty() || o.recover.keep_journal))
+    return "--discard-journal changes only the journal: not with --check, --output or --keep-journal";
   return "";
 }
 

@@ -276,6 +276,24 @@ Outcome replay(const std::string& file, const std::string& journal, JournalOptio
   return out;
 }
 
+// --discard-journal: the file stays as it is (written without the driver
+// after the crash, say), and its journal, data logs and marks go, durably,
+// the marks first so that no binding ever names a missing journal.
+Outcome discard(const std::string& file, const std::string& journal) {
+  auto base = posix_filesystem().open(file, OpenMode::kReadWrite, IoEngine::kSync);
+  if (!base) return fail(kExitIoError, base.status().message());
+  for (const char* name : {kBindingXattr, kApplyingXattr})
+    if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
+  if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
+  for (Status s : {posix_filesystem().remove(journal), posix_filesystem().sync_dir(journal),
+                   remove_data_logs(posix_filesystem(), journal, true)})
+    if (!s) return fail(kExitIoError, s.message());
+  Outcome out = classify_unjournaled(file, journal, false);
+  if (out.status == kExitOk)
+    out = Outcome{kExitOk, "recovered", "discarded " + journal + ": " + file + " is kept as it is", json::object()};
+  return out;
+}
+
 }  // namespace
 
 std::string journal_of(const std::string& file, const RecoverOptions& o) {
@@ -317,6 +335,7 @@ Outcome recover_one(const std::string& file, const RecoverOptions& o) {
   RecoveryMode mode = parse_mode(o.mode);
   if (mode == RecoveryMode::kSalvage && o.output.empty() && !o.check)
     return fail(kExitUsage, "--mode salvage writes to a copy: give --output PATH");
+  if (o.discard_journal) return discard(file, journal);
   JournalOptions opts = journal_options_for(file, config_for(o), posix_filesystem());
   opts.journal_path = journal;
   opts.recovery_mode = mode;

@@ -17,6 +17,7 @@ struct RecoverOptions {
   std::string output;       // --output: recover into this copy (one FILE only)
   bool check = false;       // --check: validate and report, change nothing
   bool verify = false, keep_journal = false, materialize = false;
+  bool discard_journal = false;  // keep the file as it is; drop its journal
   bool progress = false;    // a progress bar on the terminal for a large journal
 };
 

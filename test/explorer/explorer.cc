@@ -96,7 +96,7 @@ Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std
   Image after = fs.image();
   if (after.count(kFile)) {
     out.file = after[kFile].data;
-    out.binding_left = !after[kFile].xattrs.empty();
+    out.binding_left = after[kFile].xattrs.count(kBindingXattr) > 0;
   }
   out.journal_left = after.count(journal_path_for(kFile, config)) > 0;
   return out;
@@ -153,6 +153,7 @@ class Explorer {
     if (first.ok != second.ok || first.file != second.file || first.journal_left != second.journal_left)
       return fail("recovering the same state twice gave different results");
     if (acked < 0) return true;  // nothing was promised yet
+    if (!first.ok && verbose) dump(image, trace_, spec);
     if (!first.ok) return fail("recovery failed: " + first.error);
     if (first.journal_left) return fail("a journal was left after recovery");
     if (first.binding_left) return fail("the journal binding attribute was left after recovery");
