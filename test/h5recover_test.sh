@@ -3,7 +3,7 @@
 # exit status, that the one-line message names the problem, and that the
 # files are unchanged unless recovery is sound.
 set -uo pipefail
-recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6 second_open=$7
+recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6 second_open=$7 bench=$8
 if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
   if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
@@ -379,6 +379,17 @@ expect 9 "1 never committed" no -- job/out/c1.h5 job/out/nc.h5
 expect 2 "--journal names one file's journal" no -- job/out/c1.h5 job/out/c2.h5 --journal x.jnl
 expect 2 "--output names one copy" no -- -r job/out --output x.h5
 expect 2 "not a directory" no -- -r job/out/c1.h5
+
+# --- a progress bar on a terminal, for a journal of 256 MiB or more -----------
+"$bench" make-journal big.h5 --mib 260 > /dev/null
+cp big.h5 big2.h5 && cp big.h5.jnl big2.h5.jnl
+script -qec "$recover big.h5" /dev/null > bar.txt
+cases=$((cases + 1))
+grep -q 'h5recover: big.h5 \[[#.]*\] [0-9.]* MiB applied' bar.txt || fail "no progress bar on a terminal: $(tr '\r' '\n' < bar.txt | head -3)"
+grep -q "recovered big.h5: replayed" bar.txt || fail "progress bar: no recovery line"
+"$recover" big2.h5 > nobar.txt 2>&1
+! grep -q 'MiB applied' nobar.txt || fail "a progress bar without a terminal"
+rm -f big.h5 big2.h5
 
 # --- a read-only file, and a full disk ---------------------------------------
 mkdir -p ro small
