@@ -86,7 +86,6 @@ Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& pa
   bool exclusive = mode == LockMode::kExclusive;
   if (h.exclusive || (exclusive && h.shared > 0)) {
     busy_in_process_ = true;
-    if (h.shared == 0 && !h.exclusive) locks.held.erase(id);
     return Status(Code::kBusy, path + " is locked by another handle in this process", EWOULDBLOCK);
   }
   if (exclusive) h.exclusive = true;

@@ -82,7 +82,7 @@ void print_line(const Options& o, const Timed& t) {
 std::string summary_line(const std::vector<Timed>& results, const std::map<std::string, int>& counts) {
   std::string line = std::to_string(results.size()) + " file(s):";
   const char* sep = " ";
-  for (const char* what : {"recovered", "clean", "recovery needed", "never committed", "failed"})
+  for (const char* what : {"recovered", "clean", "recovery needed", "discarded", "never committed", "failed"})
     if (auto it = counts.find(what); it != counts.end()) {
       line += sep + std::to_string(it->second) + " " + what;
       sep = ", ";

@@ -280,17 +280,24 @@ Outcome replay(const std::string& file, const std::string& journal, JournalOptio
 // after the crash, say), and its journal, data logs and marks go, durably,
 // the marks first so that no binding ever names a missing journal.
 Outcome discard(const std::string& file, const std::string& journal) {
+  // Never a journal a live writer holds.
+  auto held = posix_filesystem().open(journal, OpenMode::kReadWrite, IoEngine::kSync);
+  if (!held) return fail(kExitIoError, held.status().message());
+  if (Status s = (*held)->try_lock(LockMode::kExclusive); !s && s.code() != Code::kUnsupported)
+    return fail(kExitIoError, s.message() + ": " + file + " is open for writing; its journal is not discarded");
   auto base = posix_filesystem().open(file, OpenMode::kReadWrite, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
   for (const char* name : {kBindingXattr, kApplyingXattr})
     if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
   if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
-  for (Status s : {posix_filesystem().remove(journal), posix_filesystem().sync_dir(journal),
-                   remove_data_logs(posix_filesystem(), journal, true)})
-    if (!s) return fail(kExitIoError, s.message());
+  // In order: a journal whose data log is gone could not be replayed.
+  Status s = posix_filesystem().remove(journal);
+  if (s) s = posix_filesystem().sync_dir(journal);
+  if (s) s = remove_data_logs(posix_filesystem(), journal, true);
+  if (!s) return fail(kExitIoError, s.message());
   Outcome out = classify_unjournaled(file, journal, false);
   if (out.status == kExitOk)
-    out = Outcome{kExitOk, "recovered", "discarded " + journal + ": " + file + " is kept as it is", json::object()};
+    out = Outcome{kExitOk, "discarded", "discarded " + journal + ": " + file + " is kept as it is", json::object()};
   return out;
 }
 

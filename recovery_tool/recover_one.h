@@ -25,7 +25,7 @@ struct RecoverOptions {
 // the summary counts it under.
 struct Outcome {
   int status = 0;
-  std::string what;  // "recovered", "clean", "recovery needed", "never committed" or "failed"
+  std::string what;  // "recovered", "clean", "recovery needed", "discarded", "never committed" or "failed"
   std::string message;
   nlohmann::json report = nlohmann::json::object();
 };

@@ -59,6 +59,24 @@ crashed() {  # NAME [more writer options]
   wait $pid 2> /dev/null
 }
 last_acked() { od -An -t d4 "$1.acked" | tr -s ' ' '\n' | grep -v '^$' | tail -1; }
+# hold MODE NAME: "second_open MODE NAME" through the driver, waiting once
+# ready, its PID in $held_pid and its FIFO's write end in $held_fd.
+hold() {
+  rm -f "$2" "$2.jnl" "$2.out" "$2.fifo"
+  mkfifo "$2.fifo"
+  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$second_open" "$1" "$2" < "$2.fifo" > "$2.out" &
+  held_pid=$!
+  exec {held_fd}> "$2.fifo"
+  for _ in $(seq 100); do grep -q ready "$2.out" 2> /dev/null && break; sleep 0.1; done
+  rm -f "$2.fifo" "$2.out"
+}
+# unflushed NAME: a writer killed before its first commit (never committed).
+unflushed() {
+  hold unflushed "$1"
+  kill -9 $held_pid
+  wait $held_pid 2> /dev/null
+  exec {held_fd}>&-
+}
 
 # --- usage ------------------------------------------------------------------
 WATCH=""
@@ -275,24 +293,19 @@ expect 0 "discarded st.h5.jnl: st.h5 is kept as it is" no -- st.h5 --discard-jou
 cmp -s st.h5 st-kept.h5 || fail "--discard-journal changed the file's bytes"
 [[ ! -e st.h5.jnl ]] || fail "--discard-journal left the journal"
 expect 0 "clean: st.h5 needs no recovery" no -- st.h5
+# Never the journal of a live writer.
+hold hold live.h5
+WATCH="live.h5.jnl"
+expect 7 "live.h5 is open for writing; its journal is not discarded" yes -- live.h5 --discard-journal
+echo go >&"$held_fd"
+exec {held_fd}>&-
+wait $held_pid || fail "--discard-journal: the live writer failed"
 "$h5bin/h5dump" -H -d /copied st.h5 > /dev/null || fail "stale journal: the file h5copy left does not read"
 WATCH=""
 
 # --- a file that never committed ---------------------------------------------
-# unflushed NAME: its writer was killed before its first H5Fflush, with 1 MiB
-# of raw data written in place.
-unflushed() {
-  rm -f "$1" "$1.jnl" "$1.out" "$1.fifo"
-  mkfifo "$1.fifo"
-  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$second_open" unflushed "$1" < "$1.fifo" > "$1.out" &
-  local pid=$! fd
-  exec {fd}> "$1.fifo"
-  for _ in $(seq 100); do grep -q ready "$1.out" 2> /dev/null && break; sleep 0.1; done
-  kill -9 $pid
-  wait $pid 2> /dev/null
-  exec {fd}>&-
-  rm -f "$1.fifo" "$1.out"
-}
+# Its writer was killed before its first H5Fflush, with 1 MiB of raw data
+# written in place.
 unflushed nc.h5
 (($(stat -c %s nc.h5) > 1000000)) || fail "never committed: the writer left no in-place bytes to keep"
 WATCH="nc.h5 nc.h5.jnl"
