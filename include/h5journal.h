@@ -28,7 +28,7 @@ extern "C" {
 #define H5FD_JOURNAL_NAME "journal"
 /* Third-party driver values are 256-511 for unregistered drivers. */
 #define H5FD_JOURNAL_VALUE ((H5FD_class_value_t)(420))
-#define H5FD_JOURNAL_FAPL_VERSION 3
+#define H5FD_JOURNAL_FAPL_VERSION 4
 #define H5FD_JOURNAL_PATH_MAX 4096
 
 typedef enum H5FD_journal_io_t {
@@ -77,6 +77,9 @@ typedef struct H5FD_journal_fapl_t {
     uint32_t mpi_timeout;                          /* seconds a rank waits for the others in the
                                                       driver's collective steps; 0 = forever;
                                                       default 600 (since version 3) */
+    uint32_t reader_wait;                          /* milliseconds live readers' snapshots may hold
+                                                      off a checkpoint, close or recovery;
+                                                      default 5000 (since version 4) */
 } H5FD_journal_fapl_t;
 
 /* The driver id, registered on first use. */

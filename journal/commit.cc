@@ -40,8 +40,44 @@ Status JournaledFile::commit() {
 
 Status JournaledFile::commit_and_checkpoint() {
   H5J_RETURN_IF_ERROR(commit_transaction());
-  return checkpoint_due() ? checkpoint() : Status::ok();
+  if (!checkpoint_due()) return Status::ok();
+  auto deferred = defer_checkpoint();
+  if (!deferred || *deferred) return deferred.status();
+  H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
+  return checkpoint();
 }
+
+// A due checkpoint waits while live readers hold snapshots, so that a
+// short read (an h5dump, a plot) is not cut off: for up to reader_wait,
+// and while the journal stays under 4 x checkpoint_bytes.  New readers are
+// held off meanwhile, so that those present can all close.  The writer
+// goes on; only the journal grows.
+Result<bool> JournaledFile::defer_checkpoint() {
+  if (!readers_) return false;
+  H5J_RETURN_IF_ERROR(readers_->hold_off_new_readers());
+  if (!readers_->readers_present()) {
+    deferred_since_.reset();
+    return false;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (!deferred_since_) deferred_since_ = now;
+  uint64_t logged = writer_->generation_bytes() + data_logs_.generation_bytes() + followers_log_bytes_;
+  bool defer = now - *deferred_since_ < opts_.reader_wait && logged < 4 * opts_.checkpoint_bytes;
+  if (!defer) deferred_since_.reset();
+  return defer;
+}
+
+// New readers are held off before the probe, never after: a reader reads
+// the readers file under its lock, so it either holds the lock when the
+// writer probes (and is waited for) or finds itself held off.
+Status JournaledFile::begin_rewrite(bool wait) {
+  if (!readers_) return Status::ok();
+  H5J_RETURN_IF_ERROR(readers_->hold_off_new_readers());
+  if (wait) (void)readers_->wait_for_readers(opts_.reader_wait);
+  return readers_->begin_rewrite();
+}
+
+Status JournaledFile::end_rewrite() { return readers_ ? readers_->end_rewrite() : Status::ok(); }
 
 // Every log counts: a checkpoint also bounds the data logs (the followers'
 // too) and the raw index, whose memory grows with the DATA records in the
@@ -160,7 +196,7 @@ Status JournaledFile::end_checkpoint() {
   H5J_RETURN_IF_ERROR(bind());
   H5J_RETURN_IF_ERROR(unmark_applying());
   followers_log_bytes_ = 0;  // their logs are emptied as they follow
-  return Status::ok();
+  return end_rewrite();
 }
 
 Status JournaledFile::close() {
@@ -170,6 +206,7 @@ Status JournaledFile::close() {
     data_logs_.stop();
     return failed_;
   }
+  registration_.reset();  // a reader's snapshot holds off the writer no longer
   return guarded([&] {
     if (!writer_) return Status::ok();  // read-only or passive: nothing to do
     return opts_.materialize_at_close ? close_materialized() : close_in_log_form();
@@ -178,7 +215,10 @@ Status JournaledFile::close() {
 
 Status JournaledFile::close_materialized() {
   H5J_RETURN_IF_ERROR(commit_and_checkpoint());
-  if (first_commit_done_) H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
+  if (first_commit_done_) {
+    H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
+    H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
+  }
   return end_close();
 }
 
@@ -197,8 +237,10 @@ Status JournaledFile::close_in_log_form() {
     // No checkpoint here: it would start a generation without these bytes.
     H5J_RETURN_IF_ERROR(commit_transaction());
     H5J_RETURN_IF_ERROR(mark_applying());  // left set: the file stays as after a crash
+    H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
     H5J_RETURN_IF_ERROR(base_->write_at(0, std::as_bytes(std::span(kLogFormGuard))));
     if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
+    H5J_RETURN_IF_ERROR(end_rewrite());  // readers from now on read the log form's journal
   }
   writer_.reset();
   data_logs_.stop();
@@ -221,6 +263,7 @@ Status JournaledFile::end_close() {
   closed_ = true;
   bool bound = binding_set_ || report_.journal_found;
   bool durable = opts_.ring.durable;
+  H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());
   writer_.reset();
@@ -234,7 +277,11 @@ Status JournaledFile::end_close() {
   // on a clean file, and the next session's first checkpoint or close
   // removes it.
   H5J_RETURN_IF_ERROR(unmark_applying());
-  return remove_data_logs(*opts_.fs, opts_.journal_path, durable);
+  H5J_RETURN_IF_ERROR(remove_data_logs(*opts_.fs, opts_.journal_path, durable));
+  // Last: a reader that finds the journal finds the readers file too.
+  if (!readers_) return Status::ok();
+  H5J_RETURN_IF_ERROR(readers_->close_for_readers());
+  return opts_.fs->remove(readers_->path());
 }
 
 }  // namespace h5j

@@ -53,6 +53,9 @@ class File {
   // The process holding the lock try_lock found busy, where the system
   // says (Linux: /proc/locks); nullopt where it cannot be told.
   virtual std::optional<int> lock_holder() { return std::nullopt; }
+  // Whether a handle in this process holds this file's exclusive lock.
+  // Asks without locking.
+  virtual bool locked_by_this_process() { return false; }
   // Extended attributes: nullopt when absent or unsupported by the filesystem.
   virtual Result<std::optional<std::string>> get_xattr(const std::string& name) = 0;
   // Returns false (not an error) when the filesystem has no xattrs.
@@ -60,6 +63,14 @@ class File {
   virtual Status remove_xattr(const std::string& name) = 0;
   // fsync: data and metadata (xattrs included).
   virtual Status sync_all() = 0;
+  // Write protection (format.h, kWriteBitsXattr): clears the file's write
+  // permission bits, recorded first, so that no other program can open it
+  // for writing by name while the driver writes it through this handle.
+  // False where the file system, or who owns the file, does not allow it.
+  virtual Result<bool> remove_write_permission() { return false; }
+  // Gives back the bits remove_write_permission recorded, if any, and drops
+  // the record.
+  virtual Status restore_write_permission() { return Status::ok(); }
 
   // Asynchronous writes.  The caller keeps `data` alive and untouched until
   // wait_write() has returned for the ticket.  Tickets complete in order: when

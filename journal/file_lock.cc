@@ -34,9 +34,10 @@ int ofd_lock(int fd, LockMode mode) {
   return ::fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-// This process's locks on files whose file system has none: readers count,
-// a writer excludes.  The one piece of process-wide state in the engine;
-// see file_lock.h for why it must be process-wide.
+// This process's locks, however held: readers count, a writer excludes.
+// Where the file system has no lock, the table is the lock; elsewhere it
+// only tells this process what it holds.  The one piece of process-wide
+// state in the engine; see file_lock.h for why it must be process-wide.
 struct Holders {
   int shared = 0;
   bool exclusive = false;
@@ -45,9 +46,11 @@ struct ProcessLocks {
   std::mutex mutex;
   std::map<FileId, Holders> held;
 };
+// Never destroyed: HDF5 closes the files a program left open from its own
+// exit handler, after this library's static destructors may have run.
 ProcessLocks& process_locks() {
-  static ProcessLocks locks;
-  return locks;
+  static ProcessLocks* locks = new ProcessLocks;
+  return *locks;
 }
 
 }  // namespace
@@ -64,21 +67,34 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
 
 Status FileLock::try_lock(int fd, const std::string& path, LockMode mode) {
   busy_in_process_ = false;
-  if (::flock(fd, (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) return Status::ok();
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
+  FileId id{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+  // Another open file description holding a conflicting lock is refused by
+  // the system, so a lock it grants never conflicts with the table.
+  if (::flock(fd, (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
+    return lock_in_process(id, mode, path, Status::ok());
   if (errno == EWOULDBLOCK) return busy(path);
   if (!unsupported(errno)) return Status::from_errno(errno, "lock " + path);
-  if (ofd_lock(fd, mode) == 0) return Status::ok();
+  if (ofd_lock(fd, mode) == 0) return lock_in_process(id, mode, path, Status::ok());
   if (errno == EAGAIN || errno == EACCES) return busy(path);
   int err = errno;
   if (!unsupported(err)) return Status::from_errno(err, "lock " + path);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
   Status why(Code::kUnsupported,
              "the file system of " + path + " supports neither flock nor fcntl locks (" + std::strerror(err) + ")", err);
-  return lock_in_process(FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)}, mode, path, why);
+  return lock_in_process(id, mode, path, why);
 }
 
-Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& why) {
+bool FileLock::held_exclusively_in_process(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return false;
+  ProcessLocks& locks = process_locks();
+  std::lock_guard<std::mutex> guard(locks.mutex);
+  auto it = locks.held.find(FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)});
+  return it != locks.held.end() && it->second.exclusive;
+}
+
+Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& granted) {
   release_in_process();
   ProcessLocks& locks = process_locks();
   std::lock_guard<std::mutex> guard(locks.mutex);
@@ -92,7 +108,7 @@ Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& pa
   else ++h.shared;
   in_process_ = id;
   exclusive_ = exclusive;
-  return why;
+  return granted;
 }
 
 void FileLock::release_in_process() {
@@ -132,6 +148,12 @@ std::optional<int> FileLock::holder(int fd) const {
       return int(pid);
   }
   return std::nullopt;
+}
+
+Status lock_required_error(const Status& unsupported) {
+  return unsupported.appended(
+      "; HDF5_USE_FILE_LOCKING=TRUE requires a lock other processes see. With BEST_EFFORT (HDF5's default) or "
+      "FALSE the file opens without one, and a second writer elsewhere is not refused");
 }
 
 }  // namespace h5j

@@ -15,8 +15,11 @@
 //      whether a lock other processes cannot see will do
 //      (HDF5_USE_FILE_LOCKING).
 //
-// Invariant: a FileLock in the process table is released when the
-// FileLock is destroyed, whichever of the three ways held it.
+// Every lock held is entered in the process table too, so that this
+// process can ask what it holds without taking a lock (held_exclusively_in_process).
+//
+// Invariant: a FileLock's table entry is released when the FileLock is
+// destroyed, whichever of the three ways held it.
 #pragma once
 
 #include <optional>
@@ -43,14 +46,23 @@ class FileLock {
   // The process holding the lock that try_lock last found busy, where the
   // system says (Linux: /proc/locks; this process for the process table).
   std::optional<int> holder(int fd) const;
+  // Whether a FileLock in this process holds `fd`'s file exclusively.  It
+  // takes no lock: another process's probe must never make a writer busy.
+  static bool held_exclusively_in_process(int fd);
 
  private:
-  Status lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& why);
+  // Enters the lock in the process table; `granted` is what try_lock then
+  // returns (ok when the system holds the lock too).
+  Status lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& granted);
   void release_in_process();
 
   std::optional<FileId> in_process_;  // the table entry held, if any
   bool exclusive_ = false;
   bool busy_in_process_ = false;
 };
+
+// The refusal of `unsupported` (try_lock's kUnsupported: a lock only this
+// process sees) where HDF5_USE_FILE_LOCKING=TRUE asks for a real one.
+Status lock_required_error(const Status& unsupported);
 
 }  // namespace h5j

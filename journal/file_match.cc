@@ -57,7 +57,7 @@ Status check_file_matches(File& file, const std::string& journal, const JournalH
   if (!all) return all.status();
   for (unsigned i = 0; i < windows; ++i) {
     uint64_t at = fingerprint_window(h.base_size, windows, i), end = at + kFingerprintWindowSize;
-    if (end > needed) continue;
+    if (end > needed || plan.placeable.intersects(at, end)) continue;
     if (!*all && (plan.overlay.intersects(at, end) || plan.raw.touches(at, end))) continue;
     auto f = window_at(file, at);
     if (!f) return f.status();

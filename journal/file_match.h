@@ -23,7 +23,10 @@
 //    changed a window, the superblock's included.  With it, only the
 //    windows no committed record covers are compared: those hold their
 //    bytes in a sound file however often recovery was interrupted.
-//    Windows past what the last commit needs are skipped.  Under MPI no
+//    Windows past what the last commit needs are skipped, and so are those
+//    under a committed ZERO or PLACED record's range: after a checkpoint,
+//    space HDF5 allocated and never wrote lies below the generation's
+//    start, and a write there may go in place (unwritten_space.h).  Under MPI no
 //    fingerprint is taken: rank 0 does not see the other ranks' writes.
 #pragma once
 

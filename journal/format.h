@@ -146,6 +146,11 @@ inline constexpr char kBindingXattr[] = "user.h5journal";
 // (or the close) is durable: while it is absent, nothing but HDF5's new
 // writes has touched the file since the generation's fingerprint.
 inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
+// The write permission bits a writer took from the file (octal text, such
+// as "220"), set before they are cleared and removed after they are given
+// back: while it is present the file is write-protected by h5journal, and
+// a writer or h5recover that owns the journal may give them back.
+inline constexpr char kWriteBitsXattr[] = "user.h5journal.write_bits";
 inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\032', '\n'};
 
 // The layout above, checked where it is written down.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <span>
 #include <string>
@@ -74,6 +75,14 @@ struct JournalOptions {
   // this process alone honours, and a second writer elsewhere is then
   // refused only by convention (OpenReport::unlocked).
   bool require_locks = false;
+  // How long live readers' snapshots may hold off a rewrite of the file
+  // (live_readers.h): a checkpoint is put off that long (and while the
+  // journal is under 4 x checkpoint_bytes), a close or recovery waits that
+  // long; then the readers' snapshots expire.
+  std::chrono::milliseconds reader_wait{5000};
+  // A read-only open of a file this process writes is passive, as HDF5's
+  // tentative second open needs (the VFD sets it); false: a live reader.
+  bool reader_in_writer_passive = false;
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
   FileSystem* fs = &posix_filesystem();
@@ -100,6 +109,8 @@ struct OpenReport {
   uint64_t rebuilt_txns = 0;          // salvage: transactions whose raw data came from the data log alone
   bool passive = false;         // another handle owns the journal
   bool unlocked = false;        // the journal's lock holds in this process only (require_locks)
+  bool write_protected = false; // the file's write permission is taken while it is written
+  bool live_snapshot = false;   // read-only: a snapshot registered with the writer's readers file
 };
 
 }  // namespace h5j

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "file_lock.h"
 #include "file_match.h"
 
 namespace h5j {
@@ -59,10 +60,16 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
                                                            const JournalOptions& opts) {
   if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
   if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
-  auto base = opts.fs->open(path, open_mode(access), IoEngine::kSync);
-  if (!base) return base.status();
   bool read_only = access == Access::kReadOnly;
+  auto base = opts.fs->open(path, open_mode(access), IoEngine::kSync);
+  // Denied: perhaps write-protected by a writer, live or crashed, which the
+  // journal's lock tells apart (open_for_write).
+  Status denied = base ? Status::ok() : base.status();
+  if (!read_only && denied.sys_errno() == EACCES)
+    if (auto readable = opts.fs->open(path, OpenMode::kReadOnly, IoEngine::kSync)) base = std::move(readable);
+  if (!base) return base.status();
   std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
+  f->write_denied_ = denied;
   auto size = f->base_->size();
   if (!size) return size.status();
   f->image_.logical_size = f->image_.committed_size = *size;
@@ -105,13 +112,23 @@ Status JournaledFile::open_for_read() {
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   report_.journal_found = true;
-  if (Status s = lock_journal(LockMode::kShared); !s) {
-    if (s.code() != Code::kBusy) return s;
-    report_.passive = true;  // a writer owns it; HDF5 will reuse or refuse this handle
+  // This process holding the journal's writer lock: the open is HDF5's
+  // tentative second open of a file it writes, passive as a second
+  // writer's would be (HDF5 then uses the open file).  Asked of the
+  // process's own table: a lock taken to find out would, for its instant,
+  // refuse a writer starting in another process.
+  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process()) {
+    report_.passive = true;
     journal_.reset();
     return Status::ok();
   }
-  H5J_RETURN_IF_ERROR(load_journal());
+  // A reader keeps no lock on the journal: that is the writer's.  It
+  // registers with the readers file, which a writer, live or yet to come,
+  // consults.
+  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path, rewrite_wait());
+  if (!registration) return registration.status();
+  registration_ = std::move(*registration);
+  H5J_RETURN_IF_ERROR(load_snapshot());
   if (!plan_) return Status::ok();
   image_.raw = std::move(plan_->raw);
   image_.overlay = std::move(plan_->overlay);
@@ -120,13 +137,47 @@ Status JournaledFile::open_for_read() {
   return Status::ok();
 }
 
+// A rewrite under way, or coming, is waited for, so that the snapshot is
+// not one that expires as the rewrite ends; one a crash cut short never ends.
+std::chrono::milliseconds JournaledFile::rewrite_wait() const {
+  return std::min(opts_.reader_wait, std::chrono::milliseconds(2000));
+}
+
+Status JournaledFile::load_snapshot() {
+  if (!registration_) return load_journal();  // a journal without a readers file: unguarded
+  report_.live_snapshot = true;
+  constexpr int kAttempts = 100;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto epoch = registration_->stable_epoch(rewrite_wait());
+    if (!epoch) return epoch.status();
+    plan_.reset();
+    if (!*epoch) {  // its writer has closed it: read as a closed file is, under HDF5's lock
+      registration_.reset();
+      report_.live_snapshot = false;
+      return load_journal();
+    }
+    Status loaded = load_journal();
+    auto same = registration_->unchanged_since(**epoch);
+    if (!same) return same.status();
+    if (*same) {
+      snapshot_epoch_ = **epoch;
+      return loaded;
+    }
+    // Rewritten while it was read: what was read may be a mixture, and even
+    // a failure may be one.  Again, from the rewrite's new generation.
+  }
+  return Status(Code::kBusy, "no snapshot of " + base_->path() + ": its writer rewrote it " +
+                                 std::to_string(kAttempts) + " times while this open read " + opts_.journal_path,
+                EWOULDBLOCK);
+}
+
 Status JournaledFile::open_for_write(bool truncated) {
   bool existed = opts_.fs->exists(opts_.journal_path);
   if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_binding_not_missing(*base_, opts_.journal_path));
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
-  if (Status s = lock_journal(LockMode::kExclusive); !s) {
+  if (Status s = lock_journal(); !s) {
     if (s.code() != Code::kBusy) return drop_new_journal(existed, s);
     // A writer in another process: refused now, so that HDF5 never takes
     // the file for an empty one (its bytes may all be in the journal yet).
@@ -138,15 +189,42 @@ Status JournaledFile::open_for_write(bool truncated) {
     journal_.reset();
     return Status::ok();
   }
+  // Readers register with it from now on.  (MPI followers never rewrite.)
+  auto readers = ReadersFile::open(*opts_.fs, opts_.journal_path);
+  if (!readers) return drop_new_journal(existed, readers.status());
+  readers_ = std::move(*readers);
+  Status s = write_denied_ ? Status::ok() : take_over_protected_file();
   // A file being truncated, and its journal, are emptied only once we own
   // the locks: until then either may belong to a live writer.
-  Status s = opts_.lock_base ? opts_.lock_base(*base_) : Status::ok();
+  if (s && opts_.lock_base) s = opts_.lock_base(*base_);
   if (s && truncated) s = truncate_for_create();
   // Any journal that exists, even an empty one, means the last session did
   // not close cleanly.
   report_.journal_found = existed && !truncated;
   if (s) s = start_writing();
+  if (s && !mpi()) s = protect_from_writers();
   return s ? s : drop_new_journal(existed, s);
+}
+
+Status JournaledFile::take_over_protected_file() {
+  auto record = base_->get_xattr(kWriteBitsXattr);
+  if (!record) return record.status();
+  if (!*record) return write_denied_;  // read-only, but not by h5journal
+  H5J_RETURN_IF_ERROR(base_->restore_write_permission());
+  auto base = opts_.fs->open(base_->path(), OpenMode::kReadWrite, IoEngine::kSync);
+  if (!base) return base.status();
+  base_ = std::move(*base);
+  write_denied_ = Status::ok();
+  // Protected again at once, so that an open refused further on (a file
+  // that never committed) leaves the file as it found it.
+  return mpi() ? Status::ok() : protect_from_writers();
+}
+
+Status JournaledFile::protect_from_writers() {
+  auto taken = base_->remove_write_permission();
+  if (!taken) return taken.status();
+  report_.write_protected = *taken;
+  return Status::ok();
 }
 
 // A failed open leaves no journal of its own behind: it would hide the
@@ -155,19 +233,18 @@ Status JournaledFile::drop_new_journal(bool existed, const Status& why) {
   if (!existed) {
     journal_.reset();
     (void)opts_.fs->remove(opts_.journal_path);
+    if (readers_) (void)opts_.fs->remove(readers_->path());
   }
   return why;
 }
 
 // The journal's lock, or, on a file system without locks, the lock this
 // process alone honours (file_lock.h), where the options accept it.
-Status JournaledFile::lock_journal(LockMode mode) {
-  Status s = journal_->try_lock(mode);
+Status JournaledFile::lock_journal() {
+  Status s = journal_->try_lock(LockMode::kExclusive);
   if (s.code() != Code::kUnsupported) return s;
   if (opts_.require_locks)
-    return s.prefixed("unable to lock " + opts_.journal_path + ": ")
-        .appended("; HDF5_USE_FILE_LOCKING=TRUE requires a lock other processes see. With BEST_EFFORT (HDF5's "
-                  "default) or FALSE the file opens without one, and a second writer elsewhere is not refused");
+    return lock_required_error(s.prefixed("unable to lock " + opts_.journal_path + ": "));
   report_.unlocked = true;
   return Status::ok();
 }
@@ -190,6 +267,7 @@ Status JournaledFile::start_writing() {
       generation = plan_->summary.header.generation + 1;
       first_txn = std::max(plan_->summary.last_committed_txn + 1, plan_->summary.header.first_txn);
       uuid = plan_->summary.header.uuid;
+      H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
       H5J_RETURN_IF_ERROR(replay_into_base());
     }
   }
@@ -205,6 +283,7 @@ Status JournaledFile::start_writing() {
   }
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
+  H5J_RETURN_IF_ERROR(end_rewrite());
   H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation
   // What this session will allocate past the file's end, HDF5 writes
   // through it.  Under MPI another rank may write any byte: nothing counts.
@@ -279,6 +358,12 @@ Status JournaledFile::load_journal() {
 }
 
 Status JournaledFile::never_committed() const {
+  // A reader cannot tell a writer still at work from one that died.
+  if (read_only_)
+    return Status(Code::kNeverCommitted,
+                  base_->path() + " has no commit yet: the process that created it has not reached its first "
+                                  "H5Fflush or H5Fclose (if it is still running, open the file again once it has; if "
+                                  "it stopped, there is nothing to recover)");
   return Status(Code::kNeverCommitted,
                 base_->path() + " was never committed: the process that created it stopped before its first "
                                 "H5Fflush or H5Fclose, so there is nothing to recover. " +
@@ -347,7 +432,27 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
   if (report_.passive) return busy_error();
   // A failed read poisons the file too: HDF5 may carry on with a metadata
   // cache that missed what it could not read, and must not commit that.
-  return guarded([&] { return read_layers(addr, out); });
+  // A reader's read that fails may have failed because its snapshot is
+  // gone (a data log emptied by a checkpoint): it is told so.
+  return guarded([&] {
+    Status read = read_layers(addr, out);
+    if (!registration_) return read;
+    Status snapshot = check_snapshot();
+    return snapshot ? read : snapshot;
+  });
+}
+
+// After every read of a live snapshot: bytes read after a rewrite began may
+// be the rewrite's, so the read fails rather than return them.
+Status JournaledFile::check_snapshot() const {
+  auto same = registration_->unchanged_since(snapshot_epoch_);
+  if (!same) return same.status();
+  if (*same) return Status::ok();
+  return Status(Code::kExpired,
+                "the snapshot of " + base_->path() + " this handle reads (transaction " +
+                    std::to_string(report_.last_txn) + ") is gone: its writer rewrote the file (a checkpoint, a close " +
+                    "or a recovery) after waiting for readers; close " + base_->path() + " and open it again to read its "
+                    "newest commit");
 }
 
 // The layers of image_layers.h, bottom up, then the patches of a read-only

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,6 +39,7 @@
 #include "binding.h"
 #include "collective_commit.h"
 #include "data_logs.h"
+#include "live_readers.h"
 #include "file.h"
 #include "image_layers.h"
 #include "journal_options.h"
@@ -92,6 +94,10 @@ class JournaledFile : private RecoveredImage {
   // Commit, checkpoint, remove the journal: the file is a plain file again.
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();
+  // Takes the file's write permission while this handle writes it
+  // (write_protection.cc).  Serial writers do so at open; under MPI rank 0
+  // does once every rank has opened the file for writing.
+  Status protect_from_writers();
 
   // --- an MPI rank's part (rank_steps.cc; the steps: collective_commit.h) ---
   Result<PreparedIndex> step1_follower_prepare();
@@ -158,7 +164,17 @@ class JournaledFile : private RecoveredImage {
   Status open_for_read();
   Status open_for_write(bool truncated);
   Status open_as_follower();
-  Status lock_journal(LockMode mode);
+  // The journal's writer lock (exclusive).
+  Status lock_journal();
+  // A writer that owns the journal of a file a crashed writer left
+  // write-protected gives the permission back and opens it for writing.
+  Status take_over_protected_file();
+  // A read-only open's image: the journal's last commit, loaded between two
+  // reads of one epoch of the readers file (live_readers.h).
+  Status load_snapshot();
+  // How long a reader's open waits for a writer's rewrite to end.
+  std::chrono::milliseconds rewrite_wait() const;
+  Status check_snapshot() const;
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
@@ -166,6 +182,13 @@ class JournaledFile : private RecoveredImage {
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
   Status replay_into_base();
+  // Before the file's committed bytes are rewritten (a checkpoint, a close, a
+  // recovery): with `wait`, live readers get up to reader_wait to leave;
+  // then their snapshots expire.  end_rewrite once the new generation is in place.
+  Status begin_rewrite(bool wait);
+  Status end_rewrite();
+  // Whether a due checkpoint is put off for live readers (live_readers.h).
+  Result<bool> defer_checkpoint();
   // The error for a file created empty whose journal never committed.
   Status never_committed() const;
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
@@ -260,6 +283,13 @@ class JournaledFile : private RecoveredImage {
 
   // What open found.
   OpenReport report_;
+  // Live readers (live_readers.h): the writer's readers file; a reader's
+  // registration and the epoch its snapshot was loaded under.
+  std::unique_ptr<ReadersFile> readers_;
+  std::unique_ptr<ReaderRegistration> registration_;
+  uint64_t snapshot_epoch_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // a checkpoint put off since
+  Status write_denied_;  // base_ is open read-only: opening it for writing failed with this
   std::optional<ReplayPlan> plan_;
 
   // The open transaction and the session.

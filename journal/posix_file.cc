@@ -102,13 +102,15 @@ Result<std::optional<std::string>> PosixFile::get_xattr(const std::string& name)
 }
 
 Result<bool> PosixFile::set_xattr(const std::string& name, const std::string& value) {
-  if (::fsetxattr(fd_.get(), name.c_str(), value.data(), value.size(), 0) == 0) return true;
+  if (change_xattr([&] { return ::fsetxattr(fd_.get(), name.c_str(), value.data(), value.size(), 0); }) == 0)
+    return true;
   if (xattrs_unsupported(errno)) return false;
   return error(errno, "set extended attribute of");
 }
 
 Status PosixFile::remove_xattr(const std::string& name) {
-  if (::fremovexattr(fd_.get(), name.c_str()) == 0 || errno == ENODATA || xattrs_unsupported(errno))
+  if (change_xattr([&] { return ::fremovexattr(fd_.get(), name.c_str()); }) == 0 || errno == ENODATA ||
+      xattrs_unsupported(errno))
     return Status::ok();
   return error(errno, "remove extended attribute of");
 }

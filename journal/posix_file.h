@@ -1,6 +1,8 @@
 // The synchronous engine: pread, pwrite and fdatasync on one descriptor.
 #pragma once
 
+#include <functional>
+
 #include "file.h"
 #include "file_lock.h"
 #include "syscalls.h"
@@ -22,10 +24,13 @@ class PosixFile : public File {
   Result<uint64_t> size() override;
   Status try_lock(LockMode mode) override;
   std::optional<int> lock_holder() override;
+  bool locked_by_this_process() override { return FileLock::held_exclusively_in_process(lock_descriptor()); }
   Result<std::optional<std::string>> get_xattr(const std::string& name) override;
   Result<bool> set_xattr(const std::string& name, const std::string& value) override;
   Status remove_xattr(const std::string& name) override;
   Status sync_all() override;
+  Result<bool> remove_write_permission() override;  // write_protection.cc
+  Status restore_write_permission() override;
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
   Status wait_write(uint64_t ticket) override;
   Status sync_after_writes() override { return sync_data(); }
@@ -41,6 +46,7 @@ class PosixFile : public File {
   // True when a ring may hold fd_'s open file description beyond this
   // process's life; the lock then needs a descriptor of its own.
   virtual bool ring_shares_descriptor() const { return false; }
+  int change_xattr(const std::function<int()>& change);
   Syscalls& sys_;
   // EAGAIN and EINTR are retried, but not forever: a device that never makes
   // progress must surface as an error, not a hang.

@@ -75,8 +75,15 @@ Result<bool> JournaledFile::step2_owner_commit(const PreparedIndex& followers, b
     followers_log_bytes_ = followers.log_bytes;
     H5J_RETURN_IF_ERROR(commit_transaction());
     peers_.clear();  // the followers' extents are in the raw layer now
-    if (closing) return writer_ && opts_.materialize_at_close && first_commit_done_;
-    return checkpoint_due();
+    // Every rank writes its share of a rewrite (step 4): it begins here.
+    bool rewrite = closing && writer_ && opts_.materialize_at_close && first_commit_done_;
+    if (!closing && checkpoint_due()) {
+      auto deferred = defer_checkpoint();
+      if (!deferred) return deferred.status();
+      rewrite = !*deferred;
+    }
+    if (rewrite) H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/closing));
+    return rewrite;
   });
 }
 

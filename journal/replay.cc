@@ -90,6 +90,8 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
       else if (w.header.type == RecordType::kPlaced) plan.overlay.erase(w.write.address, w.write.length);
       else plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
+      if (w.header.type == RecordType::kZero || w.header.type == RecordType::kPlaced)
+        plan.placeable.insert(w.write.address, w.write.length, 0);
       if (w.header.type == RecordType::kWrite || w.header.type == RecordType::kData) plan.bytes_to_apply += w.write.length;
     }
     plan.logical_size = t.logical_size;

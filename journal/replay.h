@@ -32,6 +32,10 @@ struct SkippedRange {
 struct ReplayPlan {
   RawLayer raw;           // data-log extents (DATA records), under the overlay
   ExtentMap overlay;      // file range -> journal offset of its newest bytes
+  // Ranges of committed ZERO and PLACED records: the writer may have
+  // written there in place legitimately (unwritten_space.h), so the file
+  // may hold newer bytes than the generation's fingerprint saw.
+  ExtentMap placeable;
   uint64_t logical_size;  // size of the file in the committed state
   // The file's own size on disk at the last commit applied (0: not
   // recorded, before format version 5 or under MPI).

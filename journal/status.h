@@ -24,6 +24,7 @@ enum class Code {
   kNeverCommitted, // a journal whose file never reached a first commit: nothing to recover
   kUnsupported,    // the file system lacks what was asked (a lock that other processes see)
   kBaseMismatch,   // the file is shorter than its journal needs, or not the file it was written against
+  kExpired,        // a live reader's snapshot, rewritten by its writer (live_readers.h)
 };
 
 class [[nodiscard]] Status {

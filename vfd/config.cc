@@ -49,6 +49,13 @@ bool parse_choice(const std::string& v, std::initializer_list<std::pair<const ch
   return false;
 }
 
+// Whole numbers of at most 9 digits (seconds, milliseconds).
+bool parse_whole(const std::string& v, uint32_t& out) {
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = uint32_t(std::stoul(v));
+  return true;
+}
+
 bool parse_bool(const std::string& v, hbool_t& out) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return out = true, true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return out = false, true;
@@ -116,12 +123,11 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
         },
         "world or self"}},
       {"mpi_timeout",
-       {[](const std::string& v, H5FD_journal_fapl_t& c) {
-          if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return false;
-          c.mpi_timeout = uint32_t(std::stoul(v));
-          return true;
-        },
+       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_whole(v, c.mpi_timeout); },
         "whole seconds, 0 for no deadline"}},
+      {"reader_wait",
+       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_whole(v, c.reader_wait); },
+        "whole milliseconds"}},
   };
   return table;
 }
@@ -142,6 +148,7 @@ H5FD_journal_fapl_t default_config() {
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
   c.mpi_comm = H5FD_JOURNAL_MPI_COMM_SELF;
   c.mpi_timeout = 600;
+  c.reader_wait = 5000;
   return c;
 }
 

@@ -169,6 +169,9 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
   if (follower) file = JournaledFile::open(name, Access::kReadWrite, opts);
   Status all = ranks->agree(file.status());
   if (!all) return all;
+  // Only now: a follower could not have opened the file for writing after it.
+  Status taken = ranks->agree(follower ? Status::ok() : (*file)->protect_from_writers());
+  if (!taken) return taken;
   return file;
 }
 
@@ -179,15 +182,15 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
 // the others hold the entry clean, and the next sync point fails ("Listed
 // entry not dirty"): no MPI driver of HDF5's has a lock callback.  The
 // setting is HDF5's: HDF5_USE_FILE_LOCKING (FALSE, TRUE or BEST_EFFORT)
-// over the FAPL's H5Pset_file_locking.  Under MPI there is no per-rank
-// lock: rank 0's on the journal keeps other processes out.
+// over the FAPL's H5Pset_file_locking.  Under MPI rank 0 takes it for the
+// job (the engine asks only the journal's owner): the other ranks' opens of
+// the file take no lock, and a program without the driver is still refused.
 Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
   FileLocking locking = file_locking(fapl);
   if (!locking.use) return Status::ok();
   Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
   if (s.code() == Code::kUnsupported && locking.best_effort) return Status::ok();  // a file system without locks
-  if (s.code() == Code::kUnsupported)
-    s = s.appended("; HDF5_USE_FILE_LOCKING=TRUE requires a lock other processes see (BEST_EFFORT opens without one)");
+  if (s.code() == Code::kUnsupported) s = lock_required_error(s);
   if (s.code() == Code::kBusy)
     if (std::optional<int> holder = base.lock_holder())
       s = Status(Code::kBusy, base.path() + " is in use: process " + std::to_string(*holder) + " holds its lock",
@@ -209,17 +212,19 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     JournalOptions opts = journal_options_for(name, config->values, fs);
     const bool read_write = flags & H5F_ACC_RDWR;
     // A writer locks the file before the engine truncates or replays into it.
-    if (!*ranks && read_write) opts.lock_base = [fapl](File& base) { return lock_like_hdf5(base, fapl, true); };
+    if (read_write) opts.lock_base = [fapl](File& base) { return lock_like_hdf5(base, fapl, true); };
     // Where no lock works, HDF5's setting decides for the journal's lock too;
     // where one works, the journal is locked whatever the setting, since it
     // is what keeps a second writer from destroying committed data.
     opts.require_locks = file_locking(fapl).required();
+    opts.reader_in_writer_passive = true;  // HDF5 merges such an open into the file it has open
     auto file = open_journaled(name, access_for(flags), std::move(opts), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
-    // A passive handle (another owns the journal: HDF5's tentative second
-    // open of a file it has open, or a reader beside a writer) takes no
-    // lock; its reads are refused unless the file is this process's own.
-    if (!*ranks && !read_write && !(*file)->report().passive) {
+    // A reader of a journaled file is registered with the writers through
+    // the readers file (live_readers.h) and takes no lock of HDF5's, which a
+    // live writer holds exclusively; a passive handle (HDF5's tentative
+    // second open of a file it has open) takes none either.
+    if (!*ranks && !read_write && !(*file)->report().passive && !(*file)->report().live_snapshot) {
       if (Status s = lock_like_hdf5((*file)->base(), fapl, false); !s)
         return push_error(fn, H5E_CANTLOCKFILE, s), nullptr;
     }

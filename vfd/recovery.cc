@@ -18,6 +18,7 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
              : c.io_engine == H5FD_JOURNAL_IO_SYNC ? IoEngine::kSync
                                                    : IoEngine::kAuto;
   o.checkpoint_bytes = c.checkpoint_bytes;
+  o.reader_wait = std::chrono::milliseconds(c.reader_wait);
   o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
   o.materialize_at_close = c.materialize == H5FD_JOURNAL_MATERIALIZE_CLOSE;
   o.raw_mode = c.raw == H5FD_JOURNAL_RAW_LOG ? RawMode::kLog : c.raw == H5FD_JOURNAL_RAW_AUTO ? RawMode::kAuto
