@@ -17,10 +17,12 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// A journal (NAME.jnl), a data log (NAME.jnl.data, NAME.jnl.data.N) or a
-// journal kept by --keep-journal (NAME.jnl.replayed).
+// A journal (NAME.jnl), a data log (NAME.jnl.data, NAME.jnl.data.N), a
+// readers file (NAME.jnl.readers) or a journal kept by --keep-journal
+// (NAME.jnl.replayed).
 bool is_journal_name(const std::string& name) {
-  return ends_with(name, ".jnl") || name.find(".jnl.data") != std::string::npos || ends_with(name, ".jnl.replayed");
+  return ends_with(name, ".jnl") || name.find(".jnl.data") != std::string::npos || ends_with(name, ".jnl.readers") ||
+         ends_with(name, ".jnl.replayed");
 }
 
 // An HDF5 superblock, the log-form guard, or a binding to a journal.

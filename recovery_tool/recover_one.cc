@@ -1,21 +1,21 @@
 #include "recover_one.h"
 
 #include <hdf5.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include "config.h"
+#include "copies.h"
 #include "exit_status.h"
-#include "hdf5_walk.h"
 #include "journal_listing.h"
 #include "journal_reader.h"
+#include "live_readers.h"
 #include "recovery.h"
 #include "superblock.h"
+#include "verify.h"
 
 namespace h5j {
 namespace {
@@ -101,68 +101,6 @@ std::string recorded_journal(const std::string& file, const std::string& fallbac
   return (*binding)->journal_path;
 }
 
-Status copy_file(const std::string& from, const std::string& to) {
-  auto in = posix_filesystem().open(from, OpenMode::kReadOnly, IoEngine::kSync);
-  if (!in) return in.status();
-  auto out = posix_filesystem().open(to, OpenMode::kCreateTruncate, IoEngine::kSync);
-  if (!out) return out.status();
-  auto buffer = (*in)->allocate_buffer(8 << 20);
-  if (!buffer) return buffer.status();
-  for (uint64_t off = 0;;) {
-    auto n = (*in)->read_at(off, std::span(buffer->data(), buffer->size()));
-    if (!n) return n.status();
-    if (*n == 0) break;
-    H5J_RETURN_IF_ERROR((*out)->write_at(off, std::span<const std::byte>(buffer->data(), *n)));
-    off += *n;
-  }
-  auto binding = (*in)->get_xattr(kBindingXattr);
-  if (binding && binding->has_value()) (void)(*out)->set_xattr(kBindingXattr, **binding);
-  return (*out)->sync_all();
-}
-
-std::string sha256_of(const std::string& file) {
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (f == nullptr) return "";
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  std::vector<unsigned char> buf(1 << 20);
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) EVP_DigestUpdate(ctx, buf.data(), n);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx, md, &len);
-  EVP_MD_CTX_free(ctx);
-  std::fclose(f);
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) {
-    char b[3];
-    std::snprintf(b, sizeof b, "%02x", md[i]);
-    hex += b;
-  }
-  return hex;
-}
-
-// Opens the recovered file with plain HDF5 and reads every object.  HDF5
-// built without thread safety takes one caller at a time, and h5recover
-// recovers several files at once.
-bool verify_readable(const std::string& file) {
-  static std::mutex hdf5_calls;
-  std::lock_guard<std::mutex> lock(hdf5_calls);
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  H5Pset_fapl_sec2(fapl);
-  bool ok = false;
-  H5E_BEGIN_TRY {
-    hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
-    if (f >= 0) {
-      ok = describe_file(f).has_value();
-      ok = H5Fclose(f) >= 0 && ok;
-    }
-  }
-  H5E_END_TRY
-  H5Pclose(fapl);
-  return ok;
-}
-
 json report_of(const OpenReport& r) {
   json skipped = json::array();
   for (const auto& s : r.skipped) skipped.push_back({{"from", s.from}, {"to", s.to}, {"why", stream_end_name(s.why)}});
@@ -216,18 +154,6 @@ Outcome check(const std::string& file, const std::string& journal, JournalOption
                  "recovery needed: " + file + " has " + std::to_string((*f)->report().replayed_txns) +
                      " committed transaction(s) in " + journal + " (--check: nothing changed)",
                  report_of((*f)->report())};
-}
-
-// Salvage (or any mode, on request) recovers a copy, journal and data logs
-// included, and leaves the originals alone.
-Status copy_for_output(const std::string& file, const std::string& journal, const std::string& output) {
-  H5J_RETURN_IF_ERROR(copy_file(file, output));
-  H5J_RETURN_IF_ERROR(copy_file(journal, output + ".jnl"));
-  // The data logs: one per MPI rank that opened the file, not always numbered without gaps.
-  auto logs = existing_data_logs(posix_filesystem(), journal);
-  if (!logs) return logs.status();
-  for (uint32_t n : *logs) H5J_RETURN_IF_ERROR(copy_file(data_log_path_for(journal, n), data_log_path_for(output + ".jnl", n)));
-  return Status::ok();
 }
 
 std::string recovered_message(const std::string& target, const OpenReport& r, bool log_form) {
@@ -285,8 +211,10 @@ Outcome discard(const std::string& file, const std::string& journal) {
   if (!held) return fail(kExitIoError, held.status().message());
   if (Status s = (*held)->try_lock(LockMode::kExclusive); !s && s.code() != Code::kUnsupported)
     return fail(kExitIoError, s.message() + ": " + file + " is open for writing; its journal is not discarded");
-  auto base = posix_filesystem().open(file, OpenMode::kReadWrite, IoEngine::kSync);
+  // Read-only is enough, and all a killed writer's file allows (write_protection.cc).
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
+  if (Status s = (*base)->restore_write_permission(); !s) return fail(kExitIoError, s.message());
   for (const char* name : {kBindingXattr, kApplyingXattr})
     if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
   if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
@@ -294,6 +222,7 @@ Outcome discard(const std::string& file, const std::string& journal) {
   Status s = posix_filesystem().remove(journal);
   if (s) s = posix_filesystem().sync_dir(journal);
   if (s) s = remove_data_logs(posix_filesystem(), journal, true);
+  if (s) s = posix_filesystem().remove(readers_path_for(journal));
   if (!s) return fail(kExitIoError, s.message());
   Outcome out = classify_unjournaled(file, journal, false);
   if (out.status == kExitOk)
