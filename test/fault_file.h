@@ -5,6 +5,8 @@
 
 #include <csignal>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "file.h"
 
@@ -17,6 +19,7 @@ struct FaultPlan {
   int raise_signal = 0;  // instead of failing, raise it: SIGKILL dies there, SIGSTOP stalls
   int writes = 0, syncs = 0;
   bool injected = false;
+  std::vector<std::string> locked;  // the path of every try_lock, in order
   bool write_fails() {
     if (++writes != fail_write_at) return false;
     return inject();
@@ -46,7 +49,12 @@ class FaultFile : public File {
   }
   Status truncate(uint64_t s) override { return in_->truncate(s); }
   Result<uint64_t> size() override { return in_->size(); }
-  Status try_lock(LockMode m) override { return in_->try_lock(m); }
+  Status try_lock(LockMode m) override {
+    plan_->locked.push_back(path());
+    return in_->try_lock(m);
+  }
+  std::optional<int> lock_holder() override { return in_->lock_holder(); }
+  bool locked_by_this_process() override { return in_->locked_by_this_process(); }
   Result<std::optional<std::string>> get_xattr(const std::string& n) override { return in_->get_xattr(n); }
   Result<bool> set_xattr(const std::string& n, const std::string& v) override { return in_->set_xattr(n, v); }
   Status remove_xattr(const std::string& n) override { return in_->remove_xattr(n); }

@@ -23,6 +23,7 @@ JournalOptions faulty(const std::string& journal, FaultFileSystem& fs) {
   o.ring = RingOptions{2, 4096, true};
   o.checkpoint_bytes = 20000;  // checkpoints inside the sweep too
   o.inplace_min_bytes = 1500;  // writes are 1 to 3000 bytes: some in place, some journaled
+  o.reader_wait = std::chrono::milliseconds(10);  // a rewrite cut short by a fault is no reason to wait
   o.fs = &fs;
   return o;
 }
@@ -42,8 +43,36 @@ struct Outcome {
   std::string error;
 };
 
+// A live reader beside the faulty writer (live_readers.h), on a file system
+// without faults, opened at the writer's first commit: whatever fails on the
+// writer's side, it reads that commit exactly, or learns its snapshot is gone.
+struct LiveReader {
+  std::unique_ptr<JournaledFile> handle;
+  std::vector<std::byte> snapshot;
+
+  void open(const std::string& path, JournalOptions o, const std::vector<std::byte>& committed) {
+    o.fs = &posix_filesystem();
+    auto f = JournaledFile::open(path, Access::kReadOnly, o);
+    REQUIRE(f);
+    handle = std::move(*f);
+    snapshot = committed;
+  }
+  void check() {
+    if (!handle) return;
+    CHECK(handle->size() == snapshot.size());
+    std::vector<std::byte> got(snapshot.size());
+    Status s = handle->read(0, got);
+    CHECK((s.code() == Code::kExpired || (s && got == snapshot)));
+  }
+};
+
 Outcome workload(const std::string& path, const JournalOptions& o) {
   Outcome out;
+  LiveReader reader;
+  struct CheckAtEnd {
+    LiveReader& r;
+    ~CheckAtEnd() { r.check(); }
+  } check_at_end{reader};
   std::vector<std::byte> current;
   std::mt19937 rng(3);
   auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
@@ -78,6 +107,7 @@ Outcome workload(const std::string& path, const JournalOptions& o) {
       return out;
     }
     out.acked = current;
+    if (step == 0) reader.open(path, o, out.acked);
   }
   Status s = (*f)->close();
   if (!s) {

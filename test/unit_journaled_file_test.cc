@@ -4,11 +4,16 @@
 // since the page cache keeps every write).  After every crash the file,
 // reopened read-only and read-write, must equal the model's last commit.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <algorithm>
+#include <atomic>
 #include <random>
+#include <thread>
 #include <vector>
 
+#include "fault_file.h"
 #include "journaled_file.h"
 #include "ranks_in_one_process.h"
 #include "test_util.h"
@@ -262,7 +267,8 @@ TEST_CASE_FIXTURE(FileInDir, "a file that never committed is left as it is, and 
     auto f = JournaledFile::open(path, a, opts);
     REQUIRE(!f);
     CHECK(f.status().code() == Code::kNeverCommitted);
-    CHECK(f.status().message().find("never committed") != std::string::npos);
+    CHECK(f.status().message().find(a == Access::kReadOnly ? "has no commit yet" : "never committed") !=
+          std::string::npos);
     CHECK(test::read_file(path) == before);
     CHECK(test::read_file(path + ".jnl") == jbefore);
   }
@@ -371,29 +377,57 @@ TEST_CASE_FIXTURE(FileInDir, "shrinking then growing reads zeros, live and after
   CHECK(bytes[7005] == std::byte(6));
 }
 
-TEST_CASE_FIXTURE(FileInDir, "a second handle on a journal in use is passive and refuses to read or write") {
+TEST_CASE_FIXTURE(FileInDir, "a second writer on a journal in use is passive; a reader reads the last commit") {
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(writer);
   REQUIRE((*writer)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
   REQUIRE((*writer)->commit());
   REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(2)), 0));
-  for (Access a : {Access::kReadOnly, Access::kReadWrite}) {
-    auto second = JournaledFile::open(path, a, opts);
-    REQUIRE(second);  // HDF5's tentative open must succeed, to compare files
-    CHECK((*second)->report().passive);
-    std::vector<std::byte> buf(10);
-    Status r = (*second)->read(0, buf);
-    CHECK(r.code() == Code::kBusy);
-    CHECK(r.message().find("locked") != std::string::npos);
-    CHECK((*second)->write(0, buf, 0).code() == (a == Access::kReadOnly ? Code::kInvalid : Code::kBusy));
-    REQUIRE((*second)->close());
-  }
+  auto second = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(second);  // HDF5's tentative open must succeed, to compare files
+  CHECK((*second)->report().passive);
+  std::vector<std::byte> buf(10);
+  Status r = (*second)->read(0, buf);
+  CHECK(r.code() == Code::kBusy);
+  CHECK(r.message().find("locked") != std::string::npos);
+  CHECK((*second)->write(0, buf, 0).code() == Code::kBusy);
+  REQUIRE((*second)->close());
+  auto reader = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(reader);
+  CHECK((*reader)->report().live_snapshot);
+  REQUIRE((*reader)->read(0, buf));
+  CHECK(buf[0] == std::byte(1));  // the last commit's, not the write since
+  CHECK((*reader)->write(0, buf, 0).code() == Code::kInvalid);
+  REQUIRE((*reader)->close());
   // The passive handles changed nothing: the writer goes on and closes cleanly.
   REQUIRE((*writer)->commit());
   REQUIRE((*writer)->close());
   auto bytes = test::read_file(path);
   CHECK(bytes[0] == std::byte(2));
   CHECK(bytes[100] == std::byte(1));
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a reader's open takes no lock on the journal, which would refuse a writer starting then") {
+  crash_after_two_commits(path, opts, 5);
+  auto plan = std::make_shared<test::FaultPlan>();
+  test::FaultFileSystem fs(plan);
+  JournalOptions through_driver = opts;
+  through_driver.fs = &fs;
+  through_driver.reader_in_writer_passive = true;
+  auto reader = JournaledFile::open(path, Access::kReadOnly, through_driver);
+  REQUIRE(reader);
+  CHECK((*reader)->report().live_snapshot);
+  CHECK(std::count(plan->locked.begin(), plan->locked.end(), opts.journal_path) == 0);
+  // A writer in this process makes the same open HDF5's tentative one: passive.
+  auto writer = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(writer);
+  auto tentative = JournaledFile::open(path, Access::kReadOnly, through_driver);
+  REQUIRE(tentative);
+  CHECK((*tentative)->report().passive);
+  CHECK(std::count(plan->locked.begin(), plan->locked.end(), opts.journal_path) == 0);
+  REQUIRE((*tentative)->close());
+  REQUIRE((*reader)->close());
+  REQUIRE((*writer)->close());
 }
 
 TEST_CASE_FIXTURE(FileInDir, "a truncating open empties the file only once it holds the journal's lock") {
@@ -417,6 +451,63 @@ TEST_CASE_FIXTURE(FileInDir, "a truncating open empties the file only once it ho
   CHECK((*fresh)->size() == 0);
   REQUIRE((*fresh)->close());
   CHECK(test::read_file(path).empty());
+}
+
+namespace {
+mode_t permission_bits(const std::string& path) {
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+std::string write_bits_record(const std::string& path) {
+  char text[16];
+  ssize_t n = ::getxattr(path.c_str(), kWriteBitsXattr, text, sizeof text);
+  return n < 0 ? std::string() : std::string(text, size_t(n));
+}
+}  // namespace
+
+// As root (CAP_DAC_OVERRIDE) permission bits stop nobody: test/second_open_test.sh
+// shows what they stop for everyone else.
+TEST_CASE_FIXTURE(FileInDir, "a writer takes the file's write permission while it writes, and gives back what it took") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE(::chmod(path.c_str(), 0640) == 0);  // the owner's choice, made while the file is written
+  REQUIRE((*writer)->close());
+  auto again = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(again);
+  CHECK((*again)->report().write_protected);
+  CHECK(permission_bits(path) == 0440);
+  CHECK(write_bits_record(path) == "200");
+  REQUIRE((*again)->write(0, std::vector<std::byte>(5000, std::byte(3)), 0));
+  REQUIRE((*again)->commit());  // binds the file: an xattr written while it is protected
+  again.value().reset();        // a crash: the file stays protected, its record with it
+  CHECK(permission_bits(path) == 0440);
+  REQUIRE(::chmod(path.c_str(), 0400) == 0);  // while crashed: the group loses read
+  auto recovered = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(recovered);
+  CHECK((*recovered)->report().recovered);
+  CHECK(permission_bits(path) == 0400);
+  REQUIRE((*recovered)->close());
+  CHECK(permission_bits(path) == 0600);  // the write bit taken, given back; the owner's change kept
+  CHECK(write_bits_record(path).empty());
+  CHECK(test::read_file(path)[4999] == std::byte(3));
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a file read-only by its owner's choice is left read-only by a writer that may write it") {
+  REQUIRE(JournaledFile::open(path, Access::kCreateTruncate, opts).value()->close());
+  REQUIRE(::chmod(path.c_str(), 0444) == 0);
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  if (::geteuid() != 0) {  // only root may write it
+    REQUIRE(!f);
+    CHECK(f.status().sys_errno() == EACCES);
+    return;
+  }
+  REQUIRE(f);
+  CHECK(!(*f)->report().write_protected);
+  REQUIRE((*f)->close());
+  CHECK(permission_bits(path) == 0444);
+  CHECK(write_bits_record(path).empty());
 }
 
 namespace {
@@ -796,4 +887,145 @@ TEST_CASE("salvage rebuilds raw data from a rank's data log beyond a gap in the 
   REQUIRE(rw);
   CHECK((*rw)->report().rebuilt_txns == 1);
   CHECK(read_all(**rw) == all);
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a write in place into space declared unwritten after a checkpoint recovers") {
+  opts.checkpoint_bytes = 256 << 10;
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->set_size(8 << 20));  // HDF5 allocates 8 MiB, writes 1 MiB of it
+  REQUIRE((*f)->write_raw(0, std::vector<std::byte>(1 << 20, std::byte(1)), 0));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->write(0, std::vector<std::byte>(300 << 10, std::byte(2)), 0));  // journaled: a checkpoint is due
+  REQUIRE((*f)->commit());  // declares [1 MiB, 8 MiB) unwritten, then checkpoints
+  CHECK((*f)->stats().checkpoints == 1);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(100, std::byte(4)), 0));
+  REQUIRE((*f)->commit());  // declares it again, in the new generation
+  std::vector<std::byte> part(1 << 20, std::byte(3));
+  for (uint64_t at = 1 << 20; at < (8u << 20); at += 1 << 20) REQUIRE((*f)->write_raw(at, part, 0));
+  REQUIRE((*f)->commit());
+  f.value().reset();  // a crash
+  auto recovered = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE_MESSAGE(recovered, recovered.status().message());
+  std::vector<std::byte> back(1 << 20);
+  REQUIRE((*recovered)->read(5 << 20, back));
+  CHECK(back == part);
+}
+
+// --- live readers (live_readers.h) ----------------------------------------------
+
+namespace {
+std::byte first_byte(JournaledFile& f, Status* why = nullptr) {
+  std::vector<std::byte> b(1);
+  Status s = f.read(0, b);
+  if (why != nullptr) *why = s;
+  return s ? b[0] : std::byte(0xff);
+}
+}  // namespace
+
+TEST_CASE_FIXTURE(FileInDir, "a reader's snapshot holds across commits and a put-off checkpoint, then expires") {
+  opts.checkpoint_bytes = 64 << 10;
+  opts.reader_wait = std::chrono::milliseconds(300);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200 << 10, std::byte(1)), 0));  // in place, new space
+  REQUIRE((*writer)->commit());
+  auto reader = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(reader);
+  CHECK((*reader)->report().live_snapshot);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(2)), 0));  // journaled: a checkpoint is due
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 0);  // put off: a reader holds a snapshot
+  CHECK(first_byte(**reader) == std::byte(1));
+  std::this_thread::sleep_for(opts.reader_wait + std::chrono::milliseconds(50));
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(3)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 1);  // no longer
+  Status why;
+  first_byte(**reader, &why);
+  CHECK(why.code() == Code::kExpired);
+  CHECK(why.message().find("is gone") != std::string::npos);
+  auto newer = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(newer);
+  CHECK(first_byte(**newer) == std::byte(3));
+  REQUIRE((*newer)->close());
+  REQUIRE((*reader)->close());
+  // With no reader left, a due checkpoint is not put off.
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(4)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 2);
+  REQUIRE((*writer)->close());
+}
+
+TEST_CASE_FIXTURE(FileInDir, "while a checkpoint waits for a reader, a new reader waits for the checkpoint") {
+  opts.checkpoint_bytes = 64 << 10;
+  opts.reader_wait = std::chrono::milliseconds(2000);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200 << 10, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  auto present = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(present);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(2)), 0));  // a checkpoint is due
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->stats().checkpoints == 0);  // put off for the reader present
+  std::atomic<bool> opened = false;
+  std::unique_ptr<JournaledFile> newcomer;
+  std::thread opening([&] {
+    auto f = JournaledFile::open(path, Access::kReadOnly, opts);
+    REQUIRE(f);
+    newcomer = std::move(*f);
+    opened = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(!opened);  // held off: its snapshot would expire at the checkpoint
+  Status why;
+  CHECK(first_byte(**present, &why) == std::byte(1));  // the reader present is never cut off
+  REQUIRE((*present)->close());
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(3)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 1);  // nobody left: it goes ahead, and lets the newcomer in
+  opening.join();
+  REQUIRE(newcomer);
+  CHECK(first_byte(*newcomer, &why) == std::byte(3));
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(4)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK(first_byte(*newcomer, &why) == std::byte(3));  // a snapshot of the new generation
+  REQUIRE(newcomer->close());
+  REQUIRE((*writer)->close());
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a close waits for a reader to finish, and a recovery expires one that does not") {
+  opts.reader_wait = std::chrono::milliseconds(5000);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(4096, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(2)), 0));
+  auto reader = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(reader);
+  Status read_during_close;
+  std::thread finishing([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    first_byte(**reader, &read_during_close);  // the close is waiting: the snapshot still holds
+    REQUIRE((*reader)->close());
+    reader.value().reset();
+  });
+  REQUIRE((*writer)->close());
+  finishing.join();
+  CHECK(read_during_close);
+  // A crashed writer's file: its reader keeps its snapshot until a recovery,
+  // which waits reader_wait for it, then goes ahead.
+  crash_after_two_commits(path, opts, 5);
+  auto crashed_reader = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(crashed_reader);
+  CHECK(first_byte(**crashed_reader) == std::byte(6));  // its last commit
+  opts.reader_wait = std::chrono::milliseconds(100);
+  auto recovering = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(recovering);
+  CHECK((*recovering)->report().recovered);
+  Status why;
+  first_byte(**crashed_reader, &why);
+  CHECK(why.code() == Code::kExpired);
+  REQUIRE((*recovering)->close());
 }

@@ -13,26 +13,13 @@ struct Incarnation {
   std::vector<const Op*> pending;  // writes, truncates and xattr changes not yet durable
 };
 
-void apply(MemNode& node, const Op& op) {
-  switch (op.kind) {
-    case Op::kWrite:
-      if (node.data.size() < op.offset + op.bytes.size()) node.data.resize(op.offset + op.bytes.size());
-      std::memcpy(node.data.data() + op.offset, op.bytes.data(), op.bytes.size());
-      break;
-    case Op::kTruncate: node.data.resize(op.offset); break;
-    case Op::kSetXattr: node.xattrs[op.name] = op.value; break;
-    case Op::kRemoveXattr: node.xattrs.erase(op.name); break;
-    default: break;
-  }
-}
-
 // Makes durable the pending operations a sync covers.
 void sync(Incarnation& inc, bool all) {
   std::vector<const Op*> rest;
   for (const Op* op : inc.pending) {
     bool xattr = op->kind == Op::kSetXattr || op->kind == Op::kRemoveXattr;
     if (xattr && !all) rest.push_back(op);
-    else apply(inc.durable, *op);
+    else apply_to_node(inc.durable, *op);
   }
   inc.pending = std::move(rest);
 }
@@ -41,19 +28,19 @@ void sync(Incarnation& inc, bool all) {
 void apply_torn(MemNode& node, const Op& op, std::mt19937_64& rng) {
   uint64_t sector = rng() % 2 ? 512 : 4096;
   uint64_t first = (op.offset / sector + 1) * sector, end = op.offset + op.bytes.size();
-  if (first >= end) return apply(node, op);  // within one sector: written whole or not at all
+  if (first >= end) return apply_to_node(node, op);  // within one sector: written whole or not at all
   uint64_t cuts = (end - 1 - first) / sector + 1;
   uint64_t at = first + (rng() % cuts) * sector;
   Op head = op;
   head.bytes.resize(at - op.offset);
-  apply(node, head);
+  apply_to_node(node, head);
   int rest = int(rng() % 3);
   if (rest == 0) return;  // old bytes stay
   Op tail = op;
   tail.offset = at;
   tail.bytes.assign(op.bytes.begin() + ptrdiff_t(at - op.offset), op.bytes.end());
   for (auto& b : tail.bytes) b = rest == 1 ? std::byte(0) : std::byte(rng());
-  apply(node, tail);
+  apply_to_node(node, tail);
 }
 
 // Which of `pending` reach the disk, and in what order.
@@ -142,11 +129,11 @@ Image materialize(const Image& initial, const std::vector<Op>& trace, const Cras
     Incarnation& inc = incs[index];
     MemNode node = inc.durable;
     if (spec.everything) {
-      for (const Op* op : inc.pending) apply(node, *op);
+      for (const Op* op : inc.pending) apply_to_node(node, *op);
     } else {
       for (const Op* op : survivors(inc.pending, rng)) {
         if (op->kind == Op::kWrite && rng() % 5 == 0) apply_torn(node, *op, rng);
-        else apply(node, *op);
+        else apply_to_node(node, *op);
       }
     }
     out[path] = std::move(node);

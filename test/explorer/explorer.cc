@@ -12,6 +12,14 @@
 //  3. for a sample of states, recovery itself is recorded and cut (prefixes
 //     and random crash states of the recovery), and recovering again gives
 //     the same file.
+// And live readers (design.md §11): a reader opened after the writer's
+// first N operations (every one of them in the page cache) reads some
+// commit k, as recovery bounds it; after the writer's next operations, up to
+// M, it reads exactly those bytes again or learns its snapshot is gone.
+// The recorded writer never saw the reader, so it never waited for one:
+// every rewrite falls on an open snapshot.  A reader of the closed file
+// (no journal) is read once: the driver gives it HDF5's lock on the file,
+// which a writer's open would have been refused.
 // Any failure prints a command that replays exactly that state.
 #include <hdf5.h>
 
@@ -45,6 +53,9 @@ struct Options {
   int64_t cut = -1;
   bool everything = false;
   uint64_t crash_seed = 0;
+  uint64_t readers = 0;  // live readers to check, across the workloads
+  // Replaying one reader:
+  int64_t reader_open = -1, reader_read = -1;
 };
 
 H5FD_journal_fapl_t config_for(const Workload& w) {
@@ -104,7 +115,7 @@ Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std
 
 struct Stats {
   uint64_t states = 0, prefix_states = 0, random_states = 0, recovery_states = 0, distinct_images = 0,
-           before_first_commit = 0;
+           before_first_commit = 0, readers = 0, readers_expired = 0, readers_of_closed = 0;
 };
 
 class Explorer {
@@ -191,6 +202,58 @@ class Explorer {
       }
     }
     return true;
+  }
+
+  // A live reader opened after `open_at` operations, read again after `read_at`.
+  bool check_reader(size_t open_at, size_t read_at, bool verbose = false) {
+    verbose_ = verbose;
+    ++stats_.readers;
+    int acked = Recording::last_within(rec_.acked, open_at);
+    int started = Recording::last_within(rec_.started, open_at);
+    auto fail = [&](const std::string& why) {
+      std::printf("FAIL [%s] a reader opened at %zu, read at %zu: %s\n  acknowledged commit %d, started %d\n"
+                  "  replay: explorer --workload %s --reader-open %zu --reader-read %zu\n",
+                  w_.name.c_str(), open_at, read_at, why.c_str(), acked, started, w_.name.c_str(), open_at, read_at);
+      return false;
+    };
+    MemFileSystem fs(materialize({}, trace_, {open_at, true, 0}));
+    JournalOptions o = journal_options_for(kFile, config_, fs);
+    o.reader_wait = std::chrono::milliseconds(0);  // a held-off or half-rewritten state is read at once
+    auto reader = JournaledFile::open(kFile, Access::kReadOnly, o);
+    if (acked < 0) return true;  // nothing was promised yet
+    if (!reader) return fail("the open failed: " + reader.status().message());
+    std::vector<std::byte> seen((*reader)->size());
+    if (Status s = (*reader)->read(0, seen); !s) return fail("the first read failed: " + s.message());
+    int k = commit_of(seen);
+    if (k < acked || k > started)
+      return fail(k < 0 ? "it reads no commit" : "it reads commit " + std::to_string(k));
+    // A closed file's reader holds HDF5's lock on it (the driver takes it),
+    // which refuses the writer the recording went on with.
+    if (!(*reader)->report().live_snapshot) return ++stats_.readers_of_closed, true;
+    for (size_t i = open_at; i < read_at; ++i) fs.apply(trace_[i]);
+    std::vector<std::byte> again(seen.size());
+    Status s = (*reader)->read(0, again);
+    if (s.code() == Code::kExpired) return ++stats_.readers_expired, true;
+    if (!s) return fail("the second read failed: " + s.message());
+    if (again != seen) {
+      if (verbose_) {
+        show_difference(again, std::string(reinterpret_cast<const char*>(seen.data()), seen.size()));
+        dump(fs.image(), trace_, {read_at, true, 0});
+      }
+      return fail("its snapshot changed under it (commit " + std::to_string(k) + ")");
+    }
+    return true;
+  }
+
+  int check_readers(uint64_t quota, uint64_t seed) {
+    int failures = 0;
+    std::mt19937_64 rng(seed);
+    for (uint64_t i = 0; i < quota && failures < 5; ++i) {
+      size_t open_at = rng() % (trace_.size() + 1);
+      size_t read_at = open_at + rng() % (trace_.size() - open_at + 1);
+      failures += !check_reader(open_at, read_at);
+    }
+    return failures;
   }
 
   static void dump(const Image& image, const std::vector<Op>& trace, const CrashSpec& c) {
@@ -280,6 +343,9 @@ int main(int argc, char** argv) {
   app.add_option("--cut", o.cut, "replay one state: operations issued before the crash");
   app.add_flag("--everything", o.everything, "replay one state: every issued operation reached the disk");
   app.add_option("--crash-seed", o.crash_seed, "replay one state: which unsynced operations survived");
+  app.add_option("--readers", o.readers, "live readers to check, across the workloads");
+  app.add_option("--reader-open", o.reader_open, "replay one reader: operations issued before its open");
+  app.add_option("--reader-read", o.reader_read, "replay one reader: operations issued before its second read");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<const Workload*> chosen;
@@ -295,25 +361,35 @@ int main(int argc, char** argv) {
   for (const Workload* w : chosen) {
     Explorer ex(*w, o);
     ex.record();
+    if (o.reader_open >= 0) {
+      bool ok = ex.check_reader(size_t(o.reader_open), size_t(std::max(o.reader_open, o.reader_read)), true);
+      std::printf("%s\n", ok ? "reader OK" : "reader FAILED");
+      return ok ? 0 : 1;
+    }
     if (o.cut >= 0) {
       bool ok = ex.check({size_t(o.cut), o.everything, o.crash_seed}, true, true);
       std::printf("%s\n", ok ? "state OK" : "state FAILED");
       return ok ? 0 : 1;
     }
-    failures += ex.explore(o.states / chosen.size(), o.seed + std::hash<std::string>{}(w->name));
+    uint64_t seed = o.seed + std::hash<std::string>{}(w->name);
+    failures += ex.explore(o.states / chosen.size(), seed);
+    failures += ex.check_readers(o.readers / chosen.size(), seed);
     const Stats& s = ex.stats();
     std::printf("%-12s %5zu operations, %2zu commits: %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
-                "%llu distinct recovered files, %llu before the first commit\n",
+                "%llu distinct recovered files, %llu before the first commit; %llu readers (%llu expired, %llu of the closed file)\n",
                 w->name.c_str(), ex.trace_size(), ex.commits(), (unsigned long long)s.states,
                 (unsigned long long)s.prefix_states, (unsigned long long)s.random_states,
                 (unsigned long long)s.recovery_states, (unsigned long long)s.distinct_images,
-                (unsigned long long)s.before_first_commit);
+                (unsigned long long)s.before_first_commit, (unsigned long long)s.readers,
+                (unsigned long long)s.readers_expired, (unsigned long long)s.readers_of_closed);
     total.states += s.states;
     total.recovery_states += s.recovery_states;
+    total.readers += s.readers;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("explorer: %llu crash states and %llu recovery-crash states in %.1f s, seed %llu: %d lost or damaged\n",
-              (unsigned long long)total.states, (unsigned long long)total.recovery_states, secs,
-              (unsigned long long)o.seed, failures);
+  std::printf("explorer: %llu crash states, %llu recovery-crash states and %llu live readers in %.1f s, seed %llu: "
+              "%d lost or damaged\n",
+              (unsigned long long)total.states, (unsigned long long)total.recovery_states,
+              (unsigned long long)total.readers, secs, (unsigned long long)o.seed, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -9,7 +9,10 @@
 // call that meets a fault fails with a message naming it (or succeeds, where
 // the engines absorb the fault: short writes, transient EAGAIN, io_uring
 // setup falling back to pwrite); after a failed sync the file is fail-stop;
-// and recovery afterwards gives a commit no older than the last acknowledged.
+// recovery afterwards gives a commit no older than the last acknowledged;
+// and a live reader (design.md §11), opened without faults at the first
+// commit, still reads exactly that commit once the fault has hit, or learns
+// that its snapshot is gone.
 #include <hdf5.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,9 +22,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 #include "driver.h"
+#include "journaled_file.h"
 #include "posix_file.h"
 #include "recovery.h"
 #include "hdf5_walk.h"
@@ -117,11 +122,39 @@ class FaultSyscalls : public Syscalls {
 struct Log : CommitLog {
   std::vector<std::string> snapshots;
   int started = -1, acked = -1;
+  std::function<void()> at_first_commit;
   void before_commit(const std::string& s) override {
     snapshots.push_back(s);
     ++started;
   }
-  void after_commit() override { ++acked; }
+  void after_commit() override {
+    if (++acked == 0 && at_first_commit) at_first_commit();
+  }
+};
+
+// The live reader: the engine's own read-only handle, on the real file
+// system (the fault is the writer's alone).  Through HDF5 it would be
+// merged into the writer's open file.
+struct LiveReader {
+  std::unique_ptr<JournaledFile> handle;
+  std::string failure;
+
+  // A reader of a closed file (a first commit that was a close) is no live
+  // reader: the driver gives it HDF5's lock, which refuses the next writer.
+  void open(const std::string& file, const JournalOptions& o) {
+    auto f = JournaledFile::open(file, Access::kReadOnly, o);
+    if (!f) failure = "the live reader's open at the first commit failed: " + f.status().message();
+    else if ((*f)->report().live_snapshot) handle = std::move(*f);
+  }
+  // What is wrong with what it reads now; "" when nothing is.
+  std::string check(const Workload& w, const std::string& first_commit) {
+    if (!handle) return failure;  // "" for a closed file's reader
+    std::vector<std::byte> bytes(handle->size());
+    Status s = handle->read(0, bytes);
+    if (s.code() == Code::kExpired) return "";
+    if (!s) return "the live reader's read failed: " + s.message();
+    return describe_contents(w, bytes) == first_commit ? "" : "the live reader's snapshot of the first commit changed";
+  }
 };
 
 Fault g_current;  // for the watchdog's message only
@@ -192,9 +225,12 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
   config.checkpoint_bytes = w.checkpoint_bytes;
   config.raw = w.raw;
   config.materialize = w.materialize;
+  config.reader_wait = 0;  // the reader never closes before the writer: no use waiting for it
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_driver(fapl, driver, &config);
   Log log;
+  LiveReader reader;
+  log.at_first_commit = [&] { reader.open(file, journal_options_for(file, config, posix_filesystem())); };
   try {
     if (w.run_engine != nullptr) w.run_engine(journal_options_for(file, config, fs), file, log);
     else w.run(fapl, file, log);
@@ -209,6 +245,11 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
     }
   }
   r.injected = sys.injected();
+  if (std::string wrong = log.acked >= 0 ? reader.check(w, log.snapshots[0]) : ""; !wrong.empty() && r.ok) {
+    r.ok = false;
+    r.why = wrong;
+  }
+  reader.handle.reset();
   if (fault.kind == Kind::kUringSetup && r.workload_failed) {
     r.ok = false;
     r.why = "io_uring setup failed and io_engine=auto did not fall back to pwrite";

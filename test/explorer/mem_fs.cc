@@ -127,6 +127,33 @@ Result<std::unique_ptr<File>> MemFileSystem::open(const std::string& path, OpenM
   return std::unique_ptr<File>(new MemFile(*this, path, it->second, mode != OpenMode::kReadOnly));
 }
 
+void apply_to_node(MemNode& node, const Op& op) {
+  switch (op.kind) {
+    case Op::kWrite:
+      if (node.data.size() < op.offset + op.bytes.size()) node.data.resize(op.offset + op.bytes.size());
+      std::memcpy(node.data.data() + op.offset, op.bytes.data(), op.bytes.size());
+      break;
+    case Op::kTruncate: node.data.resize(op.offset); break;
+    case Op::kSetXattr: node.xattrs[op.name] = op.value; break;
+    case Op::kRemoveXattr: node.xattrs.erase(op.name); break;
+    default: break;
+  }
+}
+
+void MemFileSystem::apply(const Op& op) {
+  if (op.kind == Op::kRemove) {
+    nodes_.erase(op.path);  // open handles keep the node, as an unlinked file
+    return;
+  }
+  auto it = nodes_.find(op.path);
+  if (it == nodes_.end() && op.kind == Op::kCreate) {
+    auto node = std::make_shared<MemNode>();
+    node->inode = next_inode_++;
+    it = nodes_.emplace(op.path, node).first;
+  }
+  if (it != nodes_.end()) apply_to_node(*it->second, op);
+}
+
 Result<FileId> MemFileSystem::id(const std::string& path) {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return Status(Code::kMissing, "stat " + path + ": no such file");

@@ -35,6 +35,9 @@ struct MemNode {
 // A snapshot of a file system's contents: what the explorer materialises.
 using Image = std::map<std::string, MemNode>;
 
+// A write, truncate or xattr change done to `node`; other kinds change no node.
+void apply_to_node(MemNode& node, const Op& op);
+
 class MemFileSystem : public FileSystem {
  public:
   MemFileSystem() = default;
@@ -46,6 +49,9 @@ class MemFileSystem : public FileSystem {
   void limit_file_size(uint64_t bytes) { max_size_ = bytes; }
   uint64_t max_file_size() const { return max_size_; }
   Image image() const;
+  // `op`, as a writer issued it, done to the live files: what another
+  // process on the host sees at once (syncs change nothing).  Not recorded.
+  void apply(const Op& op);
 
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override;
   bool exists(const std::string& path) override { return nodes_.count(path) > 0; }
