@@ -24,6 +24,9 @@ damage_middle_record() {
   at=$(records "$1" WRITE | awk '$5 >= 8 {a[++n] = $6} END {print a[int((n + 1) / 2)]}')
   printf 'XXXXXXXX' | dd of="$1" bs=1 seek="$at" conv=notrunc 2> /dev/null
 }
+# The mode a new file gets here, and a file's mode.
+created_mode=$(printf '%o' $((0666 & ~$(umask))))
+mode() { stat -c %a "$1"; }
 fingerprint() { for f in "$@"; do [[ -e $f ]] && sha256sum "$f" | cut -c1-16 || echo "absent"; done; }
 
 # expect STATUS TEXT UNCHANGED(yes|no) -- h5recover args...; files to watch in $WATCH
@@ -171,8 +174,13 @@ expect 6 "damaged in the middle" yes -- a.h5 --mode tolerate-tail
 expect 0 "recovered salvaged.h5" yes -- a.h5 --mode salvage --output salvaged.h5
 expect 1 "recovery needed" yes -- a.h5 --check
 expect 1 "recovery needed" yes -- a.h5 --dry-run
+# A killed writer leaves its file write-protected; recovery gives the
+# permission back (docs/recovery.md).
+[[ $(mode a.h5) == 444 ]] || fail "a killed writer's a.h5 has mode $(mode a.h5), not 444"
+[[ $(mode salvaged.h5) == "$created_mode" ]] || fail "the salvaged copy has mode $(mode salvaged.h5)"
 WATCH=""
 expect 0 "recovered a.h5" no -- a.h5
+[[ $(mode a.h5) == "$created_mode" ]] || fail "recovered a.h5 has mode $(mode a.h5), not $created_mode"
 
 # A torn tail: the journal cut inside its last transaction.
 crashed t.h5
@@ -292,6 +300,7 @@ cp st.h5 st-kept.h5
 expect 0 "discarded st.h5.jnl: st.h5 is kept as it is" no -- st.h5 --discard-journal
 cmp -s st.h5 st-kept.h5 || fail "--discard-journal changed the file's bytes"
 [[ ! -e st.h5.jnl ]] || fail "--discard-journal left the journal"
+[[ $(mode st.h5) == "$created_mode" ]] || fail "--discard-journal left st.h5 with mode $(mode st.h5)"
 expect 0 "clean: st.h5 needs no recovery" no -- st.h5
 # Never the journal of a live writer.
 hold hold live.h5

@@ -8,11 +8,15 @@
 # The same H5Fcreate of a file that a program writes without the driver
 # (HDF5's file lock, sec2) is refused too, naming the lock's holder, and
 # leaves that file whole.
+# The same H5Fcreate through sec2 over a file the driver writes, whatever
+# HDF5_USE_FILE_LOCKING says, finds the file without write permission and
+# changes nothing; after the writer is killed, h5recover brings the file
+# back to its last commit and gives its write permission back.
 set -euo pipefail
-program=$1 plugin_dir=$2 h5dump=$3 work=$4
+program=$1 plugin_dir=$2 h5dump=$3 work=$4 h5recover=$5
 mkdir -p "$work"
 cd "$work"
-rm -f ./*.h5 ./*.jnl ./fifo ./fifo2
+rm -f ./*.h5 ./*.jnl ./fifo ./fifo2 ./fifo3
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 # start_writer FILE FIFO [env args]: "$program hold FILE" in the background,
 # reading FIFO; returns once it has committed, with its PID in $writer and
@@ -68,3 +72,34 @@ wait "$plain" || { echo "FAIL: the writer without the driver failed after the re
 env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check plain.h5 ||
   { echo "FAIL: the sec2 writer's file lost data"; exit 1; }
 echo "the writer without the driver went on and closed a whole file"
+
+# A program without the driver over a file the driver writes.  The kernel
+# truncates at open(O_TRUNC), before HDF5 asks for its lock, so only the
+# file's missing write permission can stop it.  Root ignores permission
+# bits: here the writer, the misuser and h5recover run without
+# CAP_DAC_OVERRIDE, as every other user does.
+as_user=()
+[ "$(id -u)" != 0 ] || as_user=(setpriv --bounding-set=-dac_override,-dac_read_search --)
+start_writer prot.h5 fifo3 "${as_user[@]}"
+prot=$writer prot_fd=$writer_fd  # it never gets its "go": it is killed below
+size=$(stat -c %s prot.h5)
+mode=$(stat -c %a prot.h5)
+[ "$mode" = 444 ] || { echo "FAIL: the file the driver writes has mode $mode, not 444"; exit 1; }
+for locking in TRUE FALSE BEST_EFFORT; do
+  env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH HDF5_USE_FILE_LOCKING=$locking "${as_user[@]}" "$program" create prot.h5 \
+    > refused.txt 2>&1 || { echo "FAIL: H5Fcreate through sec2 was not refused"; cat refused.txt; exit 1; }
+  grep -q "errno = 13, error message = 'Permission denied'" refused.txt ||
+    { echo "FAIL: the sec2 create was not refused for permission"; cat refused.txt; exit 1; }
+  after=$(stat -c %s prot.h5)
+  [ "$after" = "$size" ] || { echo "FAIL: the sec2 create changed the file from $size to $after bytes"; exit 1; }
+done
+echo "H5Fcreate through sec2 refused (EACCES) under each HDF5_USE_FILE_LOCKING; the file stays at $size bytes"
+kill -9 "$prot"
+wait "$prot" 2> /dev/null || true
+exec {prot_fd}>&-
+"${as_user[@]}" "$h5recover" prot.h5 || { echo "FAIL: h5recover failed on the killed writer's file"; exit 1; }
+env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" committed prot.h5 ||
+  { echo "FAIL: the recovered file lacks the writer's last commit"; exit 1; }
+mode=$(stat -c %a prot.h5) created=$(printf '%o' $((0666 & ~$(umask))))
+[ "$mode" = "$created" ] || { echo "FAIL: after recovery the file has mode $mode, not $created"; exit 1; }
+echo "after the writer was killed, h5recover brought back its last commit and mode $mode"

@@ -139,6 +139,14 @@ check_crash() {
   read_step_log
   local lo=$acked hi=$acked
   ((started > acked)) && hi=$started
+  # Rank 0 takes the file's write permission once every rank has opened it,
+  # and only a close, after the last step, gives it back (design.md §6).
+  local mode
+  mode=$(stat -c %a "$file")
+  if ((acked >= 0 && acked < steps && (0$mode & 0222) != 0)); then
+    echo "the job's file has mode $mode after step $acked: not write-protected"
+    return 1
+  fi
   if ((skip_recovery == 0)); then
     local out rc
     out=$("$h5recover" "$file" 2>&1)
@@ -150,6 +158,11 @@ check_crash() {
     fi
     if [[ -e $file.jnl ]]; then
       echo "journal left behind"
+      return 1
+    fi
+    mode=$(stat -c %a "$file")
+    if ((acked >= 0 && (0$mode & 0200) == 0)); then
+      echo "h5recover left the file with mode $mode"
       return 1
     fi
     # Data logs without a journal hold nothing: a kill inside H5Fclose,

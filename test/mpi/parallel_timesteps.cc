@@ -10,6 +10,12 @@
 //   parallel_timesteps reference FILE --ranks R --step K
 //       serially, with sec2 and no MPI: the file exactly as it is after the
 //       commit of step K of an R-rank job.  One process plays every rank.
+//   parallel_timesteps watch FILE --ranks R
+//       a live reader beside the job (docs/design.md §11), serial, no MPI:
+//       opens FILE read-only through the driver in a loop until the step
+//       log says "closed", and compares each open's contents with the
+//       reference of the step its last_step names.  Prints a JSON tally;
+//       fails on a mixture or on a step older than one seen before.
 //
 // Contents are a pure function of (step, rank count).  Rank r's values are
 // value(tag, k, r, i): which dataset (tag), the step that wrote them, the
@@ -32,10 +38,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "h5journal.h"
+#include "hdf5_walk.h"
 
 namespace {
 
@@ -231,7 +241,7 @@ hid_t job_fapl(const std::string& driver, const std::string& raw, unsigned long 
 }
 
 int run_job(const std::string& file, int steps, const std::string& driver, const std::string& raw,
-            unsigned long long checkpoint_bytes) {
+            unsigned long long checkpoint_bytes, int step_pause_ms) {
   int nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -248,6 +258,7 @@ int run_job(const std::string& file, int steps, const std::string& driver, const
     if (my_rank == 0) log_line(log, "start " + std::to_string(k));
     must(H5Fflush(w.file, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
     if (my_rank == 0) log_line(log, "done " + std::to_string(k));
+    if (step_pause_ms > 0) usleep(useconds_t(step_pause_ms) * 1000);
   }
   H5Pclose(w.independent);
   H5Pclose(w.collective);
@@ -271,13 +282,111 @@ int write_reference(const std::string& file, int nranks, int step) {
   return 0;
 }
 
+// --- a live reader ---------------------------------------------------------------
+
+struct Tally {
+  int verified = 0, failed = 0, mismatched = 0, regressed = 0, last_step = -1;
+  std::map<std::string, int> why_failed;  // the innermost error, cut at its first digit
+};
+
+herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
+  if (n == 0) *static_cast<std::string*>(out) = std::string(e->desc ? e->desc : "").substr(0, 60);
+  return 0;
+}
+
+void count_failure(Tally& t, const std::string& file) {
+  std::string why;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &why);
+  H5Eclear2(H5E_DEFAULT);
+  for (size_t at; (at = why.find(file)) != std::string::npos;) why.replace(at, file.size(), "F");
+  ++t.failed;
+  ++t.why_failed[why.substr(0, why.find_first_of("0123456789'\""))];
+}
+
+std::optional<int> last_step(hid_t file) {
+  int k = -1;
+  hid_t a = H5Aopen(file, "last_step", H5P_DEFAULT);
+  bool ok = a >= 0 && H5Aread(a, H5T_NATIVE_INT, &k) >= 0;
+  if (a >= 0) H5Aclose(a);
+  return ok ? std::optional<int>(k) : std::nullopt;
+}
+
+// The contents after step k's commit, from a reference written for it.
+std::string reference_contents(const std::string& file, int nranks, int k) {
+  std::string path = file + ".reference";
+  write_reference(path, nranks, k);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_fapl_sec2(fapl);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+  must(f >= 0, "open " + path);
+  auto contents = h5j::describe_file(f);
+  must(contents.has_value(), "read " + path);
+  H5Fclose(f);
+  H5Pclose(fapl);
+  return *contents;
+}
+
+bool job_closed(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  while (std::getline(in, line))
+    if (line == "closed") return true;
+  return false;
+}
+
+int watch(const std::string& file, int nranks) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5FD_journal_fapl_t c;
+  H5Pget_fapl_journal_defaults(&c);
+  must(H5Pset_fapl_journal(fapl, &c) >= 0, "H5Pset_fapl_journal");
+  std::map<int, std::string> references;
+  Tally t;
+  while (!job_closed(file + ".steps")) {
+    hid_t f = -1;
+    std::optional<int> k;
+    std::optional<std::string> seen;
+    H5E_BEGIN_TRY {
+      f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl);
+      if (f >= 0) {
+        k = last_step(f);
+        seen = k ? h5j::describe_file(f) : std::nullopt;
+        H5Fclose(f);
+      }
+    }
+    H5E_END_TRY
+    if (!seen) {
+      count_failure(t, file);  // before the first commit, or an expired snapshot
+      usleep(2000);
+      continue;
+    }
+    if (!references.count(*k)) references[*k] = reference_contents(file, nranks, *k);
+    if (*seen != references[*k]) {
+      ++t.mismatched;
+      std::fprintf(stderr, "MISMATCH: the file says step %d, and its contents are not step %d's\n", *k, *k);
+    } else if (*k < t.last_step) {
+      ++t.regressed;
+      std::fprintf(stderr, "REGRESSED: step %d after %d\n", *k, t.last_step);
+    } else {
+      ++t.verified;
+      t.last_step = *k;
+    }
+  }
+  H5Pclose(fapl);
+  std::string why;
+  for (const auto& [text, n] : t.why_failed) why += (why.empty() ? "" : ", ") + ("\"" + text + "\": " + std::to_string(n));
+  std::printf("{\"verified\": %d, \"failed\": %d, \"mismatched\": %d, \"regressed\": %d, \"last_step\": %d, "
+              "\"steps_seen\": %zu, \"why_failed\": {%s}}\n",
+              t.verified, t.failed, t.mismatched, t.regressed, t.last_step, references.size(), why.c_str());
+  return t.mismatched == 0 && t.regressed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Parallel HDF5 timesteps through the journal driver, or the reference file of one step."};
   app.require_subcommand(1);
   std::string file, driver = "journal", raw = "inplace";
-  int steps = 40, nranks = 2, step = 0;
+  int steps = 40, nranks = 2, step = 0, step_pause_ms = 0;
   unsigned long long checkpoint_bytes = 256 << 10;
   auto* job = app.add_subcommand("write", "write steps 0..N under mpiexec, committing each");
   job->add_option("file", file)->required();
@@ -289,10 +398,15 @@ int main(int argc, char** argv) {
   ref->add_option("file", file)->required();
   ref->add_option("--ranks", nranks, "ranks of the job")->required();
   ref->add_option("--step", step, "the step")->required();
+  auto* watcher = app.add_subcommand("watch", "read the job's file live, serially, until the job closes it");
+  watcher->add_option("file", file)->required();
+  watcher->add_option("--ranks", nranks, "ranks of the job")->required();
+  job->add_option("--step-pause-ms", step_pause_ms, "a pause after each step's commit");
   CLI11_PARSE(app, argc, argv);
   if (ref->parsed()) return write_reference(file, nranks, step);
+  if (watcher->parsed()) return watch(file, nranks);
   MPI_Init(&argc, &argv);
-  int rc = run_job(file, steps, driver, raw, checkpoint_bytes);
+  int rc = run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms);
   MPI_Finalize();
   return rc;
 }
