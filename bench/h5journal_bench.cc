@@ -18,6 +18,7 @@
 #include <hdf5.h>
 #include <liburing.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -284,6 +285,91 @@ json open_recover(const std::string& path) {
   return json{{"workload", "W5"}, {"driver", "journal"}, {"seconds", secs}, {"journal_bytes", uint64_t(st.st_size)}};
 }
 
+// --- live readers (design.md §11) -------------------------------------------------
+
+// A reader's open and close of a file left by make-journal (its journal
+// holds every commit): what seeing a newer commit costs, since a snapshot
+// is fixed at open.  The median of `count` opens.
+json reader_open(const std::string& path, int count) {
+  struct stat st;
+  if (::stat((path + ".jnl").c_str(), &st) != 0) die("no journal beside " + path);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  check(H5Pset_fapl_journal(fapl, nullptr), "H5Pset_fapl_journal");
+  std::vector<double> ms;
+  for (int i = 0; i < count; ++i) {
+    auto t0 = Clock::now();
+    hid_t f = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), "H5Fopen");
+    check(H5Fclose(f), "H5Fclose");
+    ms.push_back(seconds_since(t0) * 1e3);
+  }
+  H5Pclose(fapl);
+  return json{{"workload", "reader-open"}, {"driver", "journal"}, {"journal_bytes", uint64_t(st.st_size)},
+              {"open_p50_ms", percentile(ms, 0.50)}, {"open_max_ms", percentile(ms, 1.0)}};
+}
+
+// W4's commits for `seconds` while `readers` processes ("reader-poll")
+// open the file, read its last step and close it, in a loop.
+json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, const std::string& self) {
+  const hsize_t width = 8 * 1024 / sizeof(double);
+  std::vector<double> row(width, 3.5);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t chunk[2] = {1, width};
+  H5Pset_chunk(dcpl, 2, chunk);
+  BenchFile f(d, path);
+  hid_t ds = create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
+  f.commit();
+  std::vector<pid_t> polling;
+  for (int i = 0; i < readers; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int null = ::open("/dev/null", O_WRONLY);  // this process's JSON is the measurement
+      ::dup2(null, STDOUT_FILENO);
+      ::execl(self.c_str(), self.c_str(), "reader-poll", path.c_str(), "--seconds", std::to_string(seconds).c_str(),
+              (char*)nullptr);
+      ::_exit(127);
+    }
+    polling.push_back(pid);
+  }
+  int steps = 0;
+  auto t0 = Clock::now();
+  while (seconds_since(t0) < seconds) {
+    hsize_t extent[2] = {hsize_t(steps) + 1, width};
+    check(H5Dset_extent(ds, extent), "H5Dset_extent");
+    write_box(ds, {hsize_t(steps), 0}, {1, width}, row.data());
+    f.commit();
+    ++steps;
+  }
+  double secs = seconds_since(t0);
+  for (pid_t pid : polling) ::waitpid(pid, nullptr, 0);
+  H5Dclose(ds);
+  f.close();
+  H5Pclose(dcpl);
+  json r = counted_result("commit-rate", d, secs, "commits", steps);
+  r["readers"] = readers;
+  return r;
+}
+
+// One polling reader of commit_rate: opens, reads the series' shape, closes.
+json reader_poll(const std::string& path, double seconds) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  check(H5Pset_fapl_journal(fapl, nullptr), "H5Pset_fapl_journal");
+  int opens = 0, failed = 0;
+  auto t0 = Clock::now();
+  while (seconds_since(t0) < seconds) {
+    hid_t f = -1;
+    H5E_BEGIN_TRY {
+      f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+      hid_t ds = f >= 0 ? H5Dopen2(f, "series", H5P_DEFAULT) : -1;
+      if (ds >= 0) H5Dclose(ds);
+      if (f >= 0) H5Fclose(f);
+    }
+    H5E_END_TRY
+    ++(f >= 0 ? opens : failed);
+  }
+  H5Pclose(fapl);
+  return json{{"workload", "reader-poll"}, {"opens", opens}, {"failed", failed}};
+}
+
 // --- the disk, bare --------------------------------------------------------------
 
 // Sequential O_DIRECT writes of 4 MiB, then one fdatasync.
@@ -450,6 +536,17 @@ int main(int argc, char** argv) {
   bsc->add_option("--runs", runs, "runs");
   bsc->add_option("--gap", gap, "bytes between runs");
   bsc->add_option("--batch", batch, "writes to an io_uring submission");
+  auto* ro = app.add_subcommand("reader-open", "a reader's open of a file left by make-journal, --count times");
+  ro->add_option("file", path)->required();
+  ro->add_option("--count", count, "opens")->required();
+  double seconds = 5;
+  int readers = 0;
+  auto* cr = with_driver(app.add_subcommand("commit-rate", "W4's commits for --seconds beside --readers polling"));
+  cr->add_option("--seconds", seconds, "seconds");
+  cr->add_option("--readers", readers, "polling reader processes");
+  auto* rp = app.add_subcommand("reader-poll", "commit-rate's reader: open, look, close, in a loop");
+  rp->add_option("file", path)->required();
+  rp->add_option("--seconds", seconds, "seconds");
   CLI11_PARSE(app, argc, argv);
 
   json r;
@@ -465,6 +562,9 @@ int main(int argc, char** argv) {
   if (*bw) r = bare_write(path, mib);
   if (*bf) r = bare_fdatasync(path, count);
   if (*bsc) r = bare_scatter(path, runs, gap, batch);
+  if (*ro) r = reader_open(path, count);
+  if (*cr) r = commit_rate(driver, path, seconds, readers, "/proc/self/exe");
+  if (*rp) r = reader_poll(path, seconds);
   std::printf("%s\n", r.dump().c_str());
   return 0;
 }

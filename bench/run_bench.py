@@ -64,6 +64,8 @@ SIZES = {
     "parts_mib": ((256, 1024), (16, 32)),
     "parts_pieces": (16, 4),
     "w5_mib": ((64, 1024), (16,)),
+    "reader_open_mib": ((1, 16, 64, 256), (1, 16)),  # a live reader's open against the journal's size
+    "live_seconds": (10, 2),  # each commit-rate sample: W4's commits beside 0, 1 and 4 polling readers
     "bare_mib": (512, 16),
     "bare_syncs": (200, 20),
     "scatter_runs": (262144, 4096),
@@ -215,6 +217,25 @@ class Bench:
         self.fresh("w5.h5")
         return rec, opened
 
+    def live_readers(self):
+        """A reader's open latency against the journal's size (a journal
+        left by make-journal), and W4's commit rate with 0, 1 and 4 readers
+        polling, the reader counts alternating."""
+        opens = {}
+        for mib in self.size("reader_open_mib"):
+            path = self.fresh("live.h5")
+            self.run([self.exe, "make-journal", path, "--mib", mib], "live/make-journal")
+            opens[mib] = [self.run([self.exe, "reader-open", path, "--count", 5], f"live/reader-open/{mib}")
+                          for _ in range(self.size("reps"))]
+        rates = {n: [] for n in (0, 1, 4)}
+        for _ in range(self.size("reps")):
+            for n in rates:
+                path = self.fresh("live.h5")
+                rates[n].append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--seconds",
+                                          self.size("live_seconds"), "--readers", n], f"live/commit-rate/{n}"))
+        self.fresh("live.h5")
+        return opens, rates
+
 
 class ParallelBench(Bench):
     """parallel_bench under `mpiexec -n ranks`: each sample a fresh job.
@@ -354,6 +375,7 @@ def main():
     parts = {mib: b.alternate("parts", ["--mib", mib, "--pieces", b.size("parts_pieces")], DURABLE_DRIVERS,
                               tag=f"/{mib}") for mib in b.size("parts_mib")}
     w5 = {mib: b.recovery(mib) for mib in b.size("w5_mib")}
+    live = b.live_readers()
 
     rep = Report()
     rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
@@ -374,6 +396,7 @@ def main():
     report_strided(rep, strided)
     report_parts(rep, parts, b.size("parts_pieces"))
     report_w5(rep, w5)
+    report_live_readers(rep, *live)
 
     # Targets: each a ratio measured in this run.
     def ratio_target(what, num, den, goal):
@@ -418,6 +441,10 @@ def main():
         if mib == 64:
             t = median(opened, "seconds")
             rep.target("W5 open-time recovery, 64 MiB journal", f"{t:.3f} s", "< 0.2 s", t < 0.2)
+    live_rates = live[1]
+    for n in (1, 4):
+        ratio_target(f"commit rate with {n} polling reader(s) vs none", median(live_rates[n], "commits_per_second"),
+                     median(live_rates[0], "commits_per_second"), 0.5)
     worst = worst_extra_rss(b.samples)
     if worst:
         label, extra = worst
@@ -526,6 +553,17 @@ def report_w5(rep, w5):
         rows.append([f"{mib} MiB", f"{median(rec, 'seconds'):.3f} s", f"{rate:.2f} GB/s",
                      f"{median(opened, 'seconds'):.3f} s", f"{median(rec, 'peak_rss_mib'):.0f}"])
     rep.table(["journal", "h5recover", "replay rate", "open-time recovery", "h5recover peak RSS MiB"], rows)
+
+
+def report_live_readers(rep, opens, rates):
+    rep.add("### Live readers", "")
+    rep.table(["journal", "reader open + close, p50", "slowest"],
+              [[f"{mib} MiB", f"{median(s, 'open_p50_ms'):.1f} ms", f"{max(x['open_max_ms'] for x in s):.1f} ms"]
+               for mib, s in opens.items()])
+    base = median(rates[0], "commits_per_second")
+    rep.table(["polling readers", "W4 commits/s (8 KiB a step)", "vs none"],
+              [[str(n), f"{median(s, 'commits_per_second'):.0f}", f"{median(s, 'commits_per_second') / base:.2f}x"]
+               for n, s in rates.items()])
 
 
 def write_outputs(out, prefix, rep, samples):
