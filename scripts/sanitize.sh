@@ -28,4 +28,4 @@ export HWLOC_PLUGINS_PATH=/nonexistent
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 LSAN_OPTIONS=suppressions=$ROOT_DIR/test/lsan.supp \
-  ctest --output-on-failure -j 1 "$@"
+  ctest --output-on-failure -j "$JOBS" "$@"

@@ -23,7 +23,7 @@ prepare
 "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" create > "$BUILD_DIR.chroot.log" 2>&1 &
 chroot_job=$!
 say "stage 1: the test suite"
-(cd "$BUILD_DIR" && ctest --output-on-failure -j 1)
+(cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
 say "stage 2: the test suite under sanitizers"
 "$ROOT_DIR/scripts/sanitize.sh"
 say "stage 3: fuzzing"
