@@ -272,8 +272,7 @@ for ((i = 0; i < total; ++i)); do
   [[ $recovered_step != none ]] && ((recovered_step > acked)) && ((++ahead))
   rm -rf "$kept"
 done
-echo "$total kills ($kills whole job, $rank_kills single rank), $damaged damaged, $before_commit before the first commit, $ahead recovered to the step being committed, $finished finished first"
-echo "$dying rank(s) still dying when mpiexec ended (the longest for about $dying_ms ms)"
+echo "$total kills ($kills whole job, $rank_kills single rank), $damaged damaged, $before_commit before the first commit, $ahead recovered to the step being committed, $finished finished first, $dying rank(s) still dying when mpiexec ended (the longest about $dying_ms ms)"
 if ((skip_recovery)); then
   ((damaged > 0)) && { echo "negative check passed: without recovery the checker finds damage"; exit 0; }
   echo "FAIL: without recovery no kill was caught: the checker is blind"; exit 1
