@@ -33,19 +33,32 @@ if [[ ! -d $seeds ]]; then
   ls "$seeds" | wc -l | xargs echo "   seed journals:"
 fi
 
-status=0
-cd "$FUZZ_DIR"
-for target in fuzz_journal_reader fuzz_recovery; do
-  corpus=$FUZZ_DIR/corpus/$target
+# One target's run; prints its one-line result.  Each fuzzer is one
+# process on one core, so the two run side by side.
+fuzz_one() {
+  local target=$1 corpus=$FUZZ_DIR/corpus/$1 runs
   mkdir -p "$corpus"
-  say "$target for ${SECONDS_PER_TARGET}s"
   if ASAN_OPTIONS=detect_leaks=1 ./test/fuzz/$target -max_total_time="$SECONDS_PER_TARGET" -timeout=10 \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$corpus" "$seeds" > "$target.log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$target.log" | grep -o '[0-9]*$')
     echo "   $target: $runs executions, no crash"
   else
     echo "   $target FAILED:"; grep -E "ERROR|SUMMARY|Test unit written|crash-|leak-|timeout-" "$target.log" | head -10
-    status=1
+    return 1
   fi
+}
+
+status=0
+cd "$FUZZ_DIR"
+targets=(fuzz_journal_reader fuzz_recovery)
+say "${targets[*]} for ${SECONDS_PER_TARGET}s, side by side"
+pids=()
+for target in "${targets[@]}"; do
+  fuzz_one "$target" > "$target.result" &
+  pids+=($!)
+done
+for i in "${!targets[@]}"; do
+  wait "${pids[i]}" || status=1
+  cat "${targets[i]}.result"
 done
 exit $status
