@@ -5,6 +5,8 @@
 ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT_DIR/build}
 JOBS=${JOBS:-$(nproc)}
+# The open-ended tests' budget, ci or long (scripts/test.sh --long).
+H5JOURNAL_TEST_BUDGET=${H5JOURNAL_TEST_BUDGET:-ci}
 
 PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux python3
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
@@ -43,7 +45,7 @@ build_hdf5() {
 build_project() {
   say "building h5journal in $BUILD_DIR"
   cmake -S "$ROOT_DIR" -B "$BUILD_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD_DIR.configure.log" 2>&1 ||
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_TEST_BUDGET="$H5JOURNAL_TEST_BUDGET" > "$BUILD_DIR.configure.log" 2>&1 ||
     { cat "$BUILD_DIR.configure.log"; return 1; }
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }

@@ -103,7 +103,7 @@ run() {
   trap 'unmount_from "$ROOT"' EXIT
   mount_into "$ROOT" "$src"
   chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 CI="${CI:-}" \
-    JOBS="${JOBS:-2}" "$@"
+    JOBS="${JOBS:-2}" H5JOURNAL_TEST_BUDGET="${H5JOURNAL_TEST_BUDGET:-ci}" "$@"
 }
 
 case "${1:-}" in

@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   app.add_flag("--latest-format", o.latest_format, "v3 superblock");
   app.add_option("--io", o.io, "auto | uring | sync");
   app.add_option("--raw", o.raw, "inplace | log | auto");
-  app.add_option("--driver", o.driver, "journal, or sec2 to show what the test catches");
+  app.add_option("--driver", o.driver, "journal; default (HDF5_DRIVER, the plugin); or sec2 to show what the test catches");
   app.add_option("--steps", o.steps, "steps per writer run");
   app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");
   app.add_flag("--expect-damage", o.expect_damage, "succeed only if some kill left a damaged file (sec2)");

@@ -2,7 +2,8 @@
 // (write, read, sync, truncate, io_uring setup, buffer allocation) and each
 // error (EIO, ENOSPC, a short write or read, EAGAIN, ECANCELED), make the
 // N-th such operation fail, once (transient) and from then on (persistent),
-// for N = 1, 2, ... until the workload completes without meeting the fault.
+// for N = 1, 2, ... until the workload completes without meeting the fault
+// (with --every K, every K-th N from a random start: CI's budget).
 // Faults are injected below the real engines (Syscalls), on real files.
 //
 // Required: no crash, no hang (a watchdog), no assertion failure; the HDF5
@@ -24,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <random>
 
 #include "driver.h"
 #include "journaled_file.h"
@@ -327,16 +329,22 @@ bool surfaces(Err e) { return e == Err::kEIO || e == Err::kENOSPC; }
 int main(int argc, char** argv) {
   std::string only = "all", dir = "/dev/shm";
   std::string engine_name = "uring";
-  int max_n = 100000, first_n = 1;
+  int max_n = 100000, first_n = 0, every = 1;
   bool every_error = false;
   CLI::App app{"Fault-injection sweep for the h5journal driver"};
   app.add_option("--workload", only, "a workload, all (the HDF5 ones) or mpi");
   app.add_option("--dir", dir, "where the files go (a tmpfs keeps syncs fast)");
   app.add_option("--io", engine_name, "uring or sync")->check(CLI::IsMember({"uring", "sync"}));
   app.add_option("--max-n", max_n, "stop each sweep at this position");
-  app.add_option("--first-n", first_n, "start each sweep at this position");
+  app.add_option("--first-n", first_n, "start each sweep at this position (default: 1, or with --every a random one)");
+  app.add_option("--every", every, "sweep every N-th position only (the CI budget)")->check(CLI::PositiveNumber);
   app.add_flag("--every-error", every_error, "the MPI workloads too meet short, EAGAIN and ECANCELED results");
   CLI11_PARSE(app, argc, argv);
+  // A sampled sweep starts at a random position in [1, every], so that
+  // successive runs cover different positions; the line below names it.
+  if (first_n == 0) first_n = every == 1 ? 1 : 1 + int(std::random_device{}() % unsigned(every));
+  if (every > 1) std::printf("sweeping positions %d, %d, %d, ... (--first-n %d --every %d)\n", first_n,
+                             first_n + every, first_n + 2 * every, first_n, every);
   if (!std::filesystem::is_directory(dir)) dir = std::filesystem::temp_directory_path();
   dir += "/h5j-sweep-" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
@@ -369,7 +377,7 @@ int main(int argc, char** argv) {
     long wruns = 0;
     for (const Plan& p : plans) {
       if (w.run_engine != nullptr && !every_error && !surfaces(p.err)) continue;
-      for (int n = first_n; n <= max_n; ++n) {
+      for (int n = first_n; n <= max_n; n += every) {
         Fault f{p.kind, p.err, p.persistent, n};
         g_current = f;
         alarm(60);
@@ -381,9 +389,10 @@ int main(int argc, char** argv) {
         surfaced += r.workload_failed;
         if (!r.ok) {
           ++failures;
-          std::printf("FAIL [%s, %s engine] %s: %s\n  replay: fault_sweep --workload %s --io %s (then the same fault)\n",
+          std::printf("FAIL [%s, %s engine] %s: %s\n  replay: fault_sweep --workload %s --io %s --first-n %d "
+                      "(then the same fault)\n",
                       w.name.c_str(), engine_name.c_str(), f.describe().c_str(), r.why.c_str(), w.name.c_str(),
-                      engine_name.c_str());
+                      engine_name.c_str(), n);
           if (failures >= 10) return 1;
         }
         if (!r.injected) break;  // the workload completed without reaching position n
