@@ -48,7 +48,7 @@ fi
 log "fetching the trixie source index"
 apt-get "${APT_OPTS[@]}" update >&2
 version="$PREFERRED_VERSION"
-if ! apt-cache "${APT_OPTS[@]}" showsrc "hdf5=$version" 2>/dev/null | grep -q "^Version: $version"; then
+if ! apt-cache "${APT_OPTS[@]}" showsrc hdf5 2>/dev/null | grep -qx "Version: $version"; then
   # Debian may have moved trixie on: take the 1.14.x on offer instead of failing.
   version=$(apt-cache "${APT_OPTS[@]}" showsrc hdf5 | awk '/^Version: 1\.14\./{print $2}' | sort -V | tail -1)
   [[ -n "$version" ]] || { log "no hdf5 1.14.x source package in trixie"; exit 1; }
