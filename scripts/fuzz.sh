@@ -3,6 +3,7 @@
 # 60).  The seed corpus is made of real journals: a timestep writer is killed
 # at several moments and its journal kept.  For a long campaign:
 #   scripts/fuzz.sh 14400        # four hours per target
+#   scripts/fuzz.sh --build-only # build them, run nothing
 # Prints each target's executions; exits non-zero on any crash, leak or hang
 # (the crashing input is left in build-fuzz/ as crash-* / leak-* / timeout-*).
 set -euo pipefail
@@ -15,6 +16,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$ROOT_DIR" -B "$FUZZ_DIR" -DHDF5_ROOT="$HDF
   -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" -DH5JOURNAL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$FUZZ_DIR.configure.log" 2>&1 ||
   { cat "$FUZZ_DIR.configure.log"; exit 1; }
 cmake --build "$FUZZ_DIR" -j "$JOBS" --target fuzz_journal_reader fuzz_recovery
+[[ $SECONDS_PER_TARGET == --build-only ]] && exit 0
 
 seeds=$FUZZ_DIR/seeds
 if [[ ! -d $seeds ]]; then
