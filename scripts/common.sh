@@ -7,11 +7,16 @@ BUILD_DIR=${BUILD_DIR:-$ROOT_DIR/build}
 JOBS=${JOBS:-$(nproc)}
 # The open-ended tests' budget, ci or long (scripts/test.sh --long).
 H5JOURNAL_TEST_BUDGET=${H5JOURNAL_TEST_BUDGET:-ci}
+CACHE_DIR=${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}
+# ccache keeps what every build tree compiled, so that a fresh clone (CI's)
+# compiles only what changed.  base_dir and nohashdir make the clone's
+# path not count.
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache} CCACHE_BASEDIR=$ROOT_DIR CCACHE_NOHASHDIR=1
 
 PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux python3
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
           doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev
-          python3-matplotlib)
+          python3-matplotlib ccache)
 
 say() { echo "==> $*"; }
 
@@ -42,11 +47,21 @@ build_hdf5() {
   if [[ -d "$HDF5_PREFIX/bin" ]]; then export PATH="$HDF5_PREFIX/bin:$PATH"; fi
 }
 
+# configure_h5journal BUILD CMAKE-ARGS...: every build tree of h5journal
+# (this one, the sanitizers', the fuzzers', the matrix cells') is configured
+# here, with the test budget and ccache where it is installed; the log is
+# BUILD.configure.log, shown if it fails.
+configure_h5journal() {
+  local build=$1 launcher=()
+  shift
+  command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S "$ROOT_DIR" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_TEST_BUDGET="$H5JOURNAL_TEST_BUDGET" \
+    "${launcher[@]}" "$@" > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; return 1; }
+}
+
 build_project() {
   say "building h5journal in $BUILD_DIR"
-  cmake -S "$ROOT_DIR" -B "$BUILD_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_TEST_BUDGET="$H5JOURNAL_TEST_BUDGET" > "$BUILD_DIR.configure.log" 2>&1 ||
-    { cat "$BUILD_DIR.configure.log"; return 1; }
+  configure_h5journal "$BUILD_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX"
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 

@@ -12,9 +12,8 @@ source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 FUZZ_DIR=$ROOT_DIR/build-fuzz
 say "building the fuzz targets with clang in $FUZZ_DIR"
-CC=clang-14 CXX=clang++-14 cmake -S "$ROOT_DIR" -B "$FUZZ_DIR" -DHDF5_ROOT="$HDF5_PREFIX" \
-  -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" -DH5JOURNAL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$FUZZ_DIR.configure.log" 2>&1 ||
-  { cat "$FUZZ_DIR.configure.log"; exit 1; }
+CC=clang-14 CXX=clang++-14 configure_h5journal "$FUZZ_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
+  -DH5JOURNAL_FUZZ=ON
 cmake --build "$FUZZ_DIR" -j "$JOBS" --target fuzz_journal_reader fuzz_recovery
 [[ $SECONDS_PER_TARGET == --build-only ]] && exit 0
 

@@ -15,7 +15,7 @@ set -euo pipefail
 
 CACHE_DIR="${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"
 MIRROR=http://deb.debian.org/debian
-PACKAGES=(build-essential cmake pkg-config file
+PACKAGES=(build-essential cmake pkg-config file ccache
           libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
           liburing-dev libisal-dev libssl-dev doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
           python3 python3-h5py python3-h5py-serial python3-pytest python3-numpy)
@@ -64,11 +64,28 @@ unmount_from() {
   return 0
 }
 
+# A chroot made before PACKAGES last grew gets what it lacks.
+install_missing() {  # root
+  local root=$1 missing=() p
+  for p in "${PACKAGES[@]}"; do
+    chroot "$root" dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  log "installing ${missing[*]} into $root"
+  mkdir -p /var/empty
+  mount_into "$root" /var/empty
+  chroot "$root" apt-get update -q >&2
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  chroot "$root" apt-get clean >&2
+  unmount_from "$root"
+}
+
 create() {
   local existing
   existing=$(ls -d "$CACHE_DIR"/chroot-*/ 2>/dev/null | head -1 || true)
   if [[ -n "$existing" && -f "$existing/.complete" ]]; then
     log "reusing ${existing%/} ($(cat "$existing/.complete"))"
+    install_missing "${existing%/}"
     echo "${existing%/}"
     return 0
   fi

@@ -32,9 +32,7 @@ DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
 build_and_test() {
   local build=$1
   shift
-  cmake -S "$ROOT_DIR" -B "$build" "$@" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_TEST_BUDGET="$H5JOURNAL_TEST_BUDGET" \
-    > "$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; return 1; }
+  configure_h5journal "$build" "$@"
   grep -E "^-- (HDF5|h5py)" "$build.configure.log"
   local targets=("${MATRIX_TARGETS[@]}")
   if grep -q "^-- HDF5 .*, parallel" "$build.configure.log"; then targets+=("${MATRIX_MPI_TARGETS[@]}"); fi

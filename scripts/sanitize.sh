@@ -15,10 +15,7 @@ source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 ASAN_DIR=$ROOT_DIR/build-asan
 say "building with ASan + UBSan in $ASAN_DIR"
-cmake -S "$ROOT_DIR" -B "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH5JOURNAL_SANITIZE=ON -DH5JOURNAL_TEST_BUDGET="$H5JOURNAL_TEST_BUDGET" \
-  > "$ASAN_DIR.configure.log" 2>&1 ||
-  { cat "$ASAN_DIR.configure.log"; exit 1; }
+configure_h5journal "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" -DH5JOURNAL_SANITIZE=ON
 cmake --build "$ASAN_DIR" -j "$JOBS"
 [[ ${1:-} == --build-only ]] && exit 0
 say "running the test suite under ASan + UBSan"
