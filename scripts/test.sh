@@ -6,7 +6,7 @@
 #                             for CI (.ci/run runs this)
 #   scripts/test.sh --long    every stage at the full budgets: 3 times the
 #                             kills and explorer states, every fault-sweep
-#                             position (docs/testing.md)
+#                             position (README's Tests section)
 #   scripts/test.sh --quick   the quick lane, for everyday edits: after the
 #                             build, the unit tests, a short explorer run with
 #                             live readers, a short fault sweep, crash kills
