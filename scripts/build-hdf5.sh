@@ -12,7 +12,7 @@
 # Prints the install prefix on its last line of stdout.
 set -euo pipefail
 
-CACHE_DIR="${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"
+source "$(dirname "$0")/common.sh"  # CACHE_DIR
 PREFERRED_VERSION="1.14.5+repack-3"
 JOBS="${JOBS:-$(nproc)}"
 FLAVOUR="${1:-parallel}"

@@ -7,6 +7,7 @@ BUILD_DIR=${BUILD_DIR:-$ROOT_DIR/build}
 JOBS=${JOBS:-$(nproc)}
 # The open-ended tests' budget, ci or long (scripts/test.sh --long).
 H5JOURNAL_TEST_BUDGET=${H5JOURNAL_TEST_BUDGET:-ci}
+# Where HDF5, the chroot and ccache are kept, outside the checkout.
 CACHE_DIR=${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}
 # ccache keeps what every build tree compiled, so that a fresh clone (CI's)
 # compiles only what changed.  base_dir and nohashdir make the clone's

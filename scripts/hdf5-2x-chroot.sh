@@ -13,7 +13,7 @@
 # /etc/apt of the host is never touched.
 set -euo pipefail
 
-CACHE_DIR="${H5JOURNAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/h5journal}"
+source "$(dirname "$0")/common.sh"  # CACHE_DIR
 MIRROR=http://deb.debian.org/debian
 PACKAGES=(build-essential cmake pkg-config file ccache
           libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
@@ -64,6 +64,17 @@ unmount_from() {
   return 0
 }
 
+install_into() {  # root package...
+  local root=$1
+  shift
+  mkdir -p /var/empty
+  mount_into "$root" /var/empty
+  chroot "$root" apt-get update -q >&2
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
+  chroot "$root" apt-get clean >&2
+  unmount_from "$root"
+}
+
 # A chroot made before PACKAGES last grew gets what it lacks.
 install_missing() {  # root
   local root=$1 missing=() p
@@ -72,12 +83,7 @@ install_missing() {  # root
   done
   ((${#missing[@]})) || return 0
   log "installing ${missing[*]} into $root"
-  mkdir -p /var/empty
-  mount_into "$root" /var/empty
-  chroot "$root" apt-get update -q >&2
-  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-  chroot "$root" apt-get clean >&2
-  unmount_from "$root"
+  install_into "$root" "${missing[@]}"
 }
 
 create() {
@@ -99,13 +105,9 @@ create() {
   log "debootstrap $suite into $root"
   debootstrap --variant=minbase "$suite" "$root" "$MIRROR" >&2
   trap 'unmount_from "$ROOT"' EXIT
-  mkdir -p /var/empty
-  mount_into "$root" /var/empty
   # A mirror's Release file may be past its Valid-Until; its signature still counts.
   echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99h5journal"
-  chroot "$root" apt-get update -q >&2
-  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2
-  chroot "$root" apt-get clean >&2
+  install_into "$root" "${PACKAGES[@]}"
   local hdf5
   hdf5=$(chroot "$root" dpkg-query -W -f='${Version}' libhdf5-dev)
   echo "$suite libhdf5-dev $hdf5" > "$root/.complete"
