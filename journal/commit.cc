@@ -48,33 +48,32 @@ Status JournaledFile::commit_and_checkpoint() {
 }
 
 // A due checkpoint waits while live readers hold snapshots, so that a
-// short read (an h5dump, a plot) is not cut off: for up to reader_wait,
-// and while the journal stays under 4 x checkpoint_bytes.  New readers are
-// held off meanwhile, so that those present can all close.  The writer
-// goes on; only the journal grows.
+// short read (an h5dump, a plot) is not cut off: for reader_wait after a
+// reader registered (live_readers.h, THE WRITER'S RULE).  The writer goes
+// on; only the journal grows.
 Result<bool> JournaledFile::defer_checkpoint() {
-  if (!readers_) return false;
-  H5J_RETURN_IF_ERROR(readers_->hold_off_new_readers());
-  if (!readers_->readers_present()) {
-    deferred_since_.reset();
-    return false;
-  }
-  auto now = std::chrono::steady_clock::now();
-  if (!deferred_since_) deferred_since_ = now;
-  uint64_t logged = writer_->generation_bytes() + data_logs_.generation_bytes() + followers_log_bytes_;
-  bool defer = now - *deferred_since_ < opts_.reader_wait && logged < 4 * opts_.checkpoint_bytes;
-  if (!defer) deferred_since_.reset();
-  return defer;
+  return readers_ ? readers_->put_off_checkpoint(opts_.reader_wait) : Result<bool>(false);
 }
 
-// New readers are held off before the probe, never after: a reader reads
-// the readers file under its lock, so it either holds the lock when the
-// writer probes (and is waited for) or finds itself held off.
+// A close or a recovery waits for the readers present, for reader_wait.
 Status JournaledFile::begin_rewrite(bool wait) {
   if (!readers_) return Status::ok();
-  H5J_RETURN_IF_ERROR(readers_->hold_off_new_readers());
-  if (wait) (void)readers_->wait_for_readers(opts_.reader_wait);
+  if (wait) H5J_RETURN_IF_ERROR(wait_for_readers());
   return readers_->begin_rewrite();
+}
+
+Status JournaledFile::wait_for_readers() {
+  if (readers_->readers_present() && opts_.on_reader_wait)
+    opts_.on_reader_wait("live readers have " + base_->path() + " open through h5journal: waiting up to " +
+                         seconds_text(opts_.reader_wait) + " (reader_wait) for them to close");
+  auto waited = readers_->wait_for_readers(opts_.reader_wait);
+  if (!waited) return waited.status();
+  if (!waited->readers || !opts_.on_reader_wait) return Status::ok();
+  opts_.on_reader_wait(waited->outlasted ? "live readers still had " + base_->path() + " open after " +
+                                               seconds_text(waited->waited) + ": their snapshots expire"
+                                         : "the live readers of " + base_->path() + " closed after " +
+                                               seconds_text(waited->waited));
+  return Status::ok();
 }
 
 Status JournaledFile::end_rewrite() { return readers_ ? readers_->end_rewrite() : Status::ok(); }

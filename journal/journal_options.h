@@ -76,10 +76,13 @@ struct JournalOptions {
   // refused only by convention (OpenReport::unlocked).
   bool require_locks = false;
   // How long live readers' snapshots may hold off a rewrite of the file
-  // (live_readers.h): a checkpoint is put off that long (and while the
-  // journal is under 4 x checkpoint_bytes), a close or recovery waits that
-  // long; then the readers' snapshots expire.
+  // (live_readers.h): a checkpoint is put off that long after a reader's
+  // registration, a close or recovery waits that long; then the readers'
+  // snapshots expire.
   std::chrono::milliseconds reader_wait{5000};
+  // Told, in a sentence, when a close or a recovery waits for live readers
+  // and how that wait ended (h5recover prints it).  Empty: nobody is told.
+  std::function<void(const std::string&)> on_reader_wait;
   // A read-only open of a file this process writes is passive, as HDF5's
   // tentative second open needs (the VFD sets it); false: a live reader.
   bool reader_in_writer_passive = false;

@@ -125,7 +125,7 @@ Status JournaledFile::open_for_read() {
   // A reader keeps no lock on the journal: that is the writer's.  It
   // registers with the readers file, which a writer, live or yet to come,
   // consults.
-  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path, rewrite_wait());
+  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path);
   if (!registration) return registration.status();
   registration_ = std::move(*registration);
   H5J_RETURN_IF_ERROR(load_snapshot());
@@ -450,9 +450,10 @@ Status JournaledFile::check_snapshot() const {
   if (*same) return Status::ok();
   return Status(Code::kExpired,
                 "the snapshot of " + base_->path() + " this handle reads (transaction " +
-                    std::to_string(report_.last_txn) + ") is gone: its writer rewrote the file (a checkpoint, a close " +
-                    "or a recovery) after waiting for readers; close " + base_->path() + " and open it again to read its "
-                    "newest commit");
+                    std::to_string(report_.last_txn) + ") is gone after " + seconds_text(registration_->held()) +
+                    ": its writer rewrote the file (a checkpoint, a close or a recovery) once this reader had held it "
+                    "longer than the writer's reader_wait (5000 ms unless its HDF5_DRIVER_CONFIG raises it); close " +
+                    base_->path() + " and open it again to read its newest commit, or raise the writer's reader_wait");
 }
 
 // The layers of image_layers.h, bottom up, then the patches of a read-only

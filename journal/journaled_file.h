@@ -186,6 +186,7 @@ class JournaledFile : private RecoveredImage {
   // recovery): with `wait`, live readers get up to reader_wait to leave;
   // then their snapshots expire.  end_rewrite once the new generation is in place.
   Status begin_rewrite(bool wait);
+  Status wait_for_readers();
   Status end_rewrite();
   // Whether a due checkpoint is put off for live readers (live_readers.h).
   Result<bool> defer_checkpoint();
@@ -288,7 +289,6 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<ReadersFile> readers_;
   std::unique_ptr<ReaderRegistration> registration_;
   uint64_t snapshot_epoch_ = 0;
-  std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // a checkpoint put off since
   Status write_denied_;  // base_ is open read-only: opening it for writing failed with this
   std::optional<ReplayPlan> plan_;
 

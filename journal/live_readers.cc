@@ -1,22 +1,46 @@
 #include "live_readers.h"
 
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <thread>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "coding.h"
+#include "crc32c.h"
 
 namespace h5j {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::chrono::milliseconds kPoll(5);
+constexpr std::chrono::milliseconds kPoll(1);
+// A reader held off by a writer of an older h5journal, which gives no
+// deadline, waits at most this long.
+constexpr std::chrono::milliseconds kLegacyHeldOffWait(2000);
 
 struct Header {
   uint64_t epoch = 0;
   ReadersState state = ReadersState::kWelcome;
+  uint64_t until_ns = 0;
+  uint32_t writer_pid = 0;
+  uint32_t writer_host = 0;
+  uint64_t late_mark = 0;
+  bool has_deadline = false;
+  bool operator==(const Header&) const = default;
 };
+
+uint64_t wall_ns(WallClock::time_point t) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+uint32_t this_host() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  return crc32c(host, std::strlen(host));
+}
 
 Result<Header> read_header(File& file) {
   std::array<std::byte, kReadersFileSize> bytes{};
@@ -25,10 +49,38 @@ Result<Header> read_header(File& file) {
   if (*n == 0) return Header{};  // just created: its writer has yet to write epoch 0
   if (*n < kReadersFileSizeBeforeState || std::memcmp(bytes.data(), kReadersMagic, sizeof kReadersMagic) != 0)
     return Status(Code::kCorrupt, file.path() + " is not an h5journal readers file");
-  uint64_t state = *n >= kReadersFileSize ? get_u64(bytes.data() + 16) : 0;
+  Header h;
+  h.epoch = get_u64(bytes.data() + 8);
+  uint64_t state = *n >= kReadersFileSizeBeforeDeadline ? get_u64(bytes.data() + 16) : 0;
   if (state > uint64_t(ReadersState::kClosed)) return Status(Code::kCorrupt, file.path() + ": unknown readers state");
-  return Header{get_u64(bytes.data() + 8), ReadersState(state)};
+  h.state = ReadersState(state);
+  h.has_deadline = *n >= kReadersWriterBytes;
+  if (h.has_deadline) {
+    h.until_ns = get_u64(bytes.data() + 24);
+    h.writer_pid = get_u32(bytes.data() + 32);
+    h.writer_host = get_u32(bytes.data() + 36);
+  }
+  if (*n >= kReadersFileSize) h.late_mark = get_u64(bytes.data() + 40);
+  return h;
 }
+
+// Whether the header's writer is known to be gone: its process has died,
+// and it ran on this host.  A writer elsewhere, or of an older h5journal,
+// is taken to live.
+bool writer_gone(const Header& h) {
+  if (!h.has_deadline || h.writer_pid == 0 || h.writer_host != this_host()) return false;
+  if (pid_t(h.writer_pid) == getpid()) return false;
+  return ::kill(pid_t(h.writer_pid), 0) != 0 && errno == ESRCH;
+}
+
+// Whether a reader that finds `h` may register: readers are welcome, the
+// writer is gone, or (a writer of an older h5journal) `legacy_deadline` has passed.
+bool welcome(const Header& h, Clock::time_point legacy_deadline) {
+  if (h.state != ReadersState::kHeldOff || writer_gone(h)) return true;
+  return !h.has_deadline && Clock::now() >= legacy_deadline;
+}
+
+bool late(const Header& h) { return h.has_deadline && h.until_ns != 0 && wall_ns(WallClock::now()) >= h.until_ns; }
 
 }  // namespace
 
@@ -37,6 +89,12 @@ std::string readers_path_for(const std::string& journal_path) {
   std::error_code ec;
   auto absolute = std::filesystem::absolute(path, ec);
   return ec ? path : absolute.string();
+}
+
+std::string seconds_text(std::chrono::duration<double> d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", d.count());
+  return text;
 }
 
 Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std::string& journal_path) {
@@ -50,13 +108,13 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
     if (!found) return found.status();
     header = *found;
   }
-  std::unique_ptr<ReadersFile> readers(new ReadersFile(fs, (*file)->path(), header.epoch, header.state));
+  std::unique_ptr<ReadersFile> readers(new ReadersFile(fs, (*file)->path(), header.epoch));
   // Closed by a writer that crashed before unlinking it: open again, on an
-  // epoch no snapshot of it was loaded under.
-  if (header.state == ReadersState::kClosed)
-    H5J_RETURN_IF_ERROR(readers->write_header(header.epoch + 2, ReadersState::kWelcome));
-  else if (*size < kReadersFileSize)
-    H5J_RETURN_IF_ERROR(readers->write_header(header.epoch, header.state));
+  // epoch no snapshot of it was loaded under.  Any header is written again,
+  // naming this writer.
+  uint64_t epoch = header.state == ReadersState::kClosed ? header.epoch + 2 : header.epoch;
+  ReadersState state = header.state == ReadersState::kClosed ? ReadersState::kWelcome : header.state;
+  H5J_RETURN_IF_ERROR(readers->write_header(epoch, state, header.until_ns));
   return readers;
 }
 
@@ -66,68 +124,143 @@ bool ReadersFile::readers_present() {
   return probe && (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
 }
 
-bool ReadersFile::wait_for_readers(std::chrono::milliseconds wait) {
-  auto deadline = Clock::now() + wait;
+Result<bool> ReadersFile::put_off_checkpoint(std::chrono::milliseconds reader_wait) {
+  auto now = Clock::now();
+  if (window_ && now < window_->end) {
+    if (readers_present()) return true;
+    window_.reset();
+    return false;
+  }
+  // Held off before the probe, and before the mark is read (the invariants).
+  H5J_RETURN_IF_ERROR(hold_off_until(WallClock::now() + 2 * reader_wait));
+  auto mark = read_late_mark();
+  if (!mark) return mark.status();
+  bool opens = !window_ || *mark != window_->late_mark;  // a due checkpoint, or a reader registered late
+  if (opens && readers_present()) {
+    window_ = Window{now + reader_wait, *mark};
+    return true;
+  }
+  window_.reset();
+  return false;
+}
+
+Result<ReadersFile::Wait> ReadersFile::wait_for_readers(std::chrono::milliseconds wait) {
+  auto start = Clock::now();
+  H5J_RETURN_IF_ERROR(hold_off_until(WallClock::now() + 2 * wait));
+  Wait w;
   while (readers_present()) {
-    if (Clock::now() >= deadline) return false;
+    w.readers = true;
+    if (Clock::now() - start >= wait) {
+      w.outlasted = true;
+      break;
+    }
     std::this_thread::sleep_for(kPoll);
   }
-  return true;
+  w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  return w;
 }
 
-Status ReadersFile::hold_off_new_readers() {
-  return state_ == ReadersState::kHeldOff ? Status::ok() : write_header(epoch_, ReadersState::kHeldOff);
+Status ReadersFile::hold_off_until(WallClock::time_point until) {
+  return write_header(epoch_, ReadersState::kHeldOff, wall_ns(until));
 }
 
-Status ReadersFile::begin_rewrite() { return epoch_ % 2 == 1 ? Status::ok() : write_header(epoch_ + 1, state_); }
+Result<uint64_t> ReadersFile::read_late_mark() {
+  auto file = fs_.open(path_, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!file) return file.status();
+  auto header = read_header(**file);
+  if (!header) return header.status();
+  return header->late_mark;
+}
+
+Status ReadersFile::begin_rewrite() {
+  return epoch_ % 2 == 1 ? Status::ok() : write_header(epoch_ + 1, state_, until_ns_);
+}
 
 Status ReadersFile::end_rewrite() {
+  window_.reset();
   bool done = epoch_ % 2 == 0 && state_ == ReadersState::kWelcome;
-  return done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome);
+  return done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome, 0);
 }
 
-Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, ReadersState::kClosed); }
+Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, ReadersState::kClosed, 0); }
 
-// One write of 24 bytes at offset 0: a reader's read of them, in the same
-// page, sees all of it or none.  Never synced: readers live no longer than
-// the page cache that holds it.
-Status ReadersFile::write_header(uint64_t epoch, ReadersState state) {
-  std::array<std::byte, kReadersFileSize> bytes{};
+// One write of the writer's 40 bytes at offset 0: a reader's read of them,
+// in the same page, sees all of it or none.  Never synced: readers live no
+// longer than the page cache that holds it.
+Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t until_ns) {
+  std::array<std::byte, kReadersWriterBytes> bytes{};
   std::memcpy(bytes.data(), kReadersMagic, sizeof kReadersMagic);
   put_u64(bytes.data() + 8, epoch);
   put_u64(bytes.data() + 16, uint64_t(state));
+  put_u64(bytes.data() + 24, until_ns);
+  put_u32(bytes.data() + 32, uint32_t(getpid()));
+  put_u32(bytes.data() + 36, this_host());
   auto file = fs_.open(path_, OpenMode::kReadWrite, IoEngine::kSync);
   if (!file) return file.status();
   H5J_RETURN_IF_ERROR((*file)->write_at(0, bytes));
   epoch_ = epoch;
   state_ = state;
+  until_ns_ = until_ns;
   return Status::ok();
 }
 
 // --- a reader ------------------------------------------------------------------
 
+namespace {
+
+// The readers file for a reader: for writing where it may, so that it can
+// register late (THE WRITER'S RULE); else for reading, and it waits.
+Result<std::unique_ptr<File>> open_for_reader(FileSystem& fs, const std::string& path) {
+  auto file = fs.open(path, OpenMode::kReadWrite, IoEngine::kSync);
+  if (file || file.status().code() == Code::kMissing) return file;
+  return fs.open(path, OpenMode::kReadOnly, IoEngine::kSync);
+}
+
+Status lock_shared(File& file) {
+  // Busy only for the instant of a writer's probe.
+  Status locked = file.try_lock(LockMode::kShared);
+  for (int tries = 0; locked.code() == Code::kBusy && tries < 200; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    locked = file.try_lock(LockMode::kShared);
+  }
+  return locked.code() == Code::kUnsupported ? Status::ok() : locked;
+}
+
+// Registers late under `h`: the mark written, then the header read again.
+// False if the writer wrote a new header meanwhile, or the mark cannot be
+// written (a reader without write permission waits for the writer instead).
+Result<bool> register_late(File& file, const Header& h) {
+  std::array<std::byte, 8> mark{};
+  put_u64(mark.data(), wall_ns(WallClock::now()));
+  if (!file.write_at(kReadersWriterBytes, mark)) return false;
+  auto again = read_header(file);
+  if (!again) return again.status();
+  again->late_mark = h.late_mark;
+  return *again == h;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(FileSystem& fs,
-                                                                                const std::string& journal_path,
-                                                                                std::chrono::milliseconds wait) {
-  auto deadline = Clock::now() + wait;
+                                                                                const std::string& journal_path) {
+  auto legacy_deadline = Clock::now() + kLegacyHeldOffWait;
   for (;;) {
-    auto file = fs.open(readers_path_for(journal_path), OpenMode::kReadOnly, IoEngine::kSync);
+    auto file = open_for_reader(fs, readers_path_for(journal_path));
     if (!file && file.status().code() == Code::kMissing) return std::unique_ptr<ReaderRegistration>();
     if (!file) return file.status();
-    // Shared: busy only for the instant of a writer's probe.
-    Status locked = (*file)->try_lock(LockMode::kShared);
-    for (int tries = 0; locked.code() == Code::kBusy && tries < 200; ++tries) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      locked = (*file)->try_lock(LockMode::kShared);
-    }
-    if (!locked && locked.code() != Code::kUnsupported) return locked;
+    H5J_RETURN_IF_ERROR(lock_shared(**file));
     // Read under the lock: held off after this read, the writer's probe
     // finds this reader and waits for it.
     auto header = read_header(**file);
     if (!header) return header.status();
     if (header->state == ReadersState::kClosed) return std::unique_ptr<ReaderRegistration>();
-    if (header->state == ReadersState::kWelcome || Clock::now() >= deadline)
-      return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file)));
+    bool registered = welcome(*header, legacy_deadline);
+    if (!registered && late(*header)) {
+      auto late_ok = register_late(**file, *header);
+      if (!late_ok) return late_ok.status();
+      registered = *late_ok;
+    }
+    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file)));
     file->reset();  // the lock goes with the descriptor, out of the writer's way
     std::this_thread::sleep_for(kPoll);
   }
@@ -139,7 +272,8 @@ Result<std::optional<uint64_t>> ReaderRegistration::stable_epoch(std::chrono::mi
     auto header = read_header(*file_);
     if (!header) return header.status();
     if (header->state == ReadersState::kClosed) return std::optional<uint64_t>();
-    if (header->epoch % 2 == 0 || Clock::now() >= deadline) return std::optional<uint64_t>(header->epoch);
+    bool settled = header->epoch % 2 == 0 || writer_gone(*header) || Clock::now() >= deadline;
+    if (settled) return std::optional<uint64_t>(header->epoch);
     std::this_thread::sleep_for(kPoll);
   }
 }

@@ -13,16 +13,25 @@
 // recovery writes committed bytes into the file, and a new generation
 // starts the journal and data logs over.
 //
-// THE READERS FILE  <journal>.readers, 24 bytes:
+// THE READERS FILE  <journal>.readers, 48 bytes:
 //     0   8  magic "H5JREAD\n"
 //     8   8  epoch, u64 little-endian
 //    16   8  state, u64 little-endian: 0 readers welcome; 1 held off, while
 //            a writer waits for the readers present to close before a
 //            rewrite; 2 closed, by a writer about to unlink the file
+//    24   8  held off until: u64 nanoseconds since the Unix epoch after which
+//            a reader that still finds itself held off registers anyway
+//            ("late"); 0 when none is set
+//    32   4  the writer's process id, u32
+//    36   4  crc32c of the writer's host name, u32
+//    40   8  late mark, u64: written by readers only, the time at which one
+//            registered late
+// The writer writes bytes 0-39 in one write, and readers only bytes 40-47.
 // The epoch is even while no rewrite is under way, and odd during one; a
 // writer makes it odd before a rewrite's first byte and even again once the
-// new generation's header is written.  A file of 16 bytes (h5journal before the state) reads
-// as state 0.
+// new generation's header is written.  A file of 16 bytes (h5journal before
+// the state) reads as state 0; one of 24 (before the deadline) as held off
+// with no deadline, when a reader waits at most 2 s.
 //
 // A closing writer moves the epoch once more and marks the file closed just
 // before it unlinks it: a reader holding the unlinked file would never see
@@ -31,21 +40,40 @@
 // as a closed file is read, under HDF5's lock.
 //
 // A reader holds a shared lock on the readers file while it is open, loads
-// its snapshot between two reads of the same epoch (waiting a little for
-// an odd one to turn even), and after every read checks that the epoch has
-// not moved: if it has, the snapshot is gone and the read fails (kExpired)
-// rather than return a mixture.
+// its snapshot between two reads of the same epoch (waiting for an odd one
+// to turn even while its writer lives), and after every read checks that
+// the epoch has not moved: if it has, the snapshot is gone and the read
+// fails (kExpired) rather than return a mixture.
 //
-// A writer, before a rewrite, asks for the exclusive lock (a probe, given
-// back at once): free, nobody has a snapshot.  Held by readers, the writer
-// holds off new readers, which wait (outside the lock) for the rewrite
-// rather than take a snapshot it would expire, and lets those present
-// finish: a checkpoint is put off (the journal grows) and a close or
-// recovery waits, each for at most reader_wait.  Then the rewrite goes
-// ahead, and the snapshots still open expire.  So a reader that opens,
-// reads and closes within reader_wait never sees its snapshot expire, even
-// with other readers always present; one open longer may.  A reader that
-// dies drops its lock with its descriptors: the writer never waits for it.
+// THE WRITER'S RULE, in time.  A checkpoint comes due at a commit; the
+// writer holds new readers off and probes the lock (a probe, given back at
+// once): free, nobody has a snapshot, and it checkpoints.  Held, it puts the
+// checkpoint off for reader_wait, going on committing into a journal that
+// grows, and checkpoints at the first commit that finds the readers gone or
+// the window over.  New readers wait, outside the lock, for the checkpoint's
+// end, and then register: the next window starts after they did.  So every
+// snapshot gets at least reader_wait from its registration, and a reader
+// that opens, reads and closes within reader_wait is never cut off, however
+// often checkpoints come due.  A bound in bytes could not promise that: a
+// writer committing 300 KiB of metadata a thousand times a second passes
+// any multiple of checkpoint_bytes in milliseconds.
+//
+// A writer that commits nothing after its window ends (computing, or
+// stopped) leaves readers held off.  They wait until the window's end plus
+// reader_wait (the "held off until" field), then register late: each writes
+// the late mark, and reads the header again; unchanged, it is registered,
+// else (the writer moved on meanwhile) it waits again.  The writer, at its
+// first commit after a window, first writes a new "held off until" (no
+// reader registers late under the old one from then on), then reads the
+// mark: changed, some reader registered late, and it opens one more window
+// for it rather than cut it off.  A writer that is gone (its process has
+// died, on this host) holds nobody off: readers register at once.
+//
+// The journal's growth is bounded by time: past checkpoint_bytes it grows
+// only by the commits of one window (reader_wait), and a new window opens
+// only for a reader that registered late, after the writer had committed
+// nothing for reader_wait past the previous one.  A reader that dies drops
+// its lock with its descriptors: the writer never waits for it.
 //
 // Why expiry is made rare rather than merely clean: an expired snapshot
 // fails a read in the middle of some HDF5 operation, and HDF5's error
@@ -59,10 +87,22 @@
 //     moved.
 //   - A writer holds new readers off before it probes, and a reader reads
 //     the header only once it holds its lock: so a reader either holds the
-//     lock at the probe, and is waited for, or finds itself held off (and
-//     opens only after the rewrite, or after its wait, when its snapshot
-//     may expire).  A probe that finds no reader is not undone by one that
-//     comes after it.
+//     lock at the probe, and is waited for, or finds itself held off.  A
+//     probe that finds no reader is not undone by one that comes after it.
+//   - A reader registers late only under a header it read again after
+//     writing the mark, and the writer reads the mark only after writing a
+//     new header: so the writer sees every late registration that stands.
+//
+// Worked example, checkpoint_bytes=1M, reader_wait=5000, a writer
+// committing 300 KiB a millisecond.  t=0: reader A registers.  t=3 ms: the
+// journal passes 1 MiB, the checkpoint comes due; the writer holds new
+// readers off and finds A's lock: window until t=5003 ms.  t=10 ms: reader
+// B arrives, finds itself held off, and waits.  t=2 s: A closes; the
+// writer's next commit probes, finds no lock, and checkpoints (A never saw
+// it); its end lets B in, and B's snapshot gets its own 5 s from the next
+// due checkpoint on.  Had A stayed open past t=5003 ms, the first commit
+// after it would have checkpointed and A's next read would fail, naming how
+// long A held its snapshot and reader_wait.
 // Reads and writes are in one page cache (one host) or a file system
 // coherent across hosts (Lustre, GPFS); NFS's close-to-open caching is not
 // coherent enough for readers on other hosts.
@@ -84,28 +124,40 @@ namespace h5j {
 // external-link tests do).
 std::string readers_path_for(const std::string& journal_path);
 
+// "1.2 s": how long a reader held its snapshot, or a writer waited for readers.
+std::string seconds_text(std::chrono::duration<double> d);
+
 inline constexpr char kReadersMagic[8] = {'H', '5', 'J', 'R', 'E', 'A', 'D', '\n'};
-inline constexpr size_t kReadersFileSize = 24;
+inline constexpr size_t kReadersFileSize = 48;
+inline constexpr size_t kReadersWriterBytes = 40;  // what the writer writes; readers write the rest
 inline constexpr size_t kReadersFileSizeBeforeState = 16;
+inline constexpr size_t kReadersFileSizeBeforeDeadline = 24;
 enum class ReadersState : uint64_t { kWelcome = 0, kHeldOff = 1, kClosed = 2 };
+using WallClock = std::chrono::system_clock;  // shared by every process of a host, and across coherent hosts
 
 // The writer's side.
 class ReadersFile {
  public:
   // The journal's readers file, created if it is missing.  It is opened
-  // only for a probe or an epoch's change, both rare: a writer keeps no
+  // only for a probe or a header's change, both rare: a writer keeps no
   // descriptor on it (HDF5's family files open thousands of members).
   static Result<std::unique_ptr<ReadersFile>> open(FileSystem& fs, const std::string& journal_path);
 
   // Whether any reader holds a snapshot now.  False on a file system with no
   // lock other processes see: readers there cannot be told apart.
   bool readers_present();
-  // Waits until no reader holds a snapshot, or `wait` has passed; returns
-  // whether they are gone.
-  bool wait_for_readers(std::chrono::milliseconds wait);
-  // New readers wait for the coming rewrite, so that those present can
-  // all close before it.  Until end_rewrite.
-  Status hold_off_new_readers();
+  // At a commit whose checkpoint is due: whether to put it off, for the
+  // readers present (THE WRITER'S RULE above).  New readers are held off
+  // from the first call until end_rewrite.
+  Result<bool> put_off_checkpoint(std::chrono::milliseconds reader_wait);
+  // Before a close or a recovery: holds new readers off and waits until no
+  // reader holds a snapshot, or `wait` has passed.
+  struct Wait {
+    bool readers = false;  // some were present
+    bool outlasted = false;  // some were still present when the wait ended
+    std::chrono::milliseconds waited{0};
+  };
+  Result<Wait> wait_for_readers(std::chrono::milliseconds wait);
   // The epoch made odd: a rewrite begins, and any snapshot still open expires.
   Status begin_rewrite();
   // The epoch made even, and new readers let in: the new generation is in place.
@@ -115,14 +167,21 @@ class ReadersFile {
   const std::string& path() const { return path_; }
 
  private:
-  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, ReadersState state)
-      : fs_(fs), path_(std::move(path)), epoch_(epoch), state_(state) {}
-  Status write_header(uint64_t epoch, ReadersState state);
+  struct Window {
+    std::chrono::steady_clock::time_point end;
+    uint64_t late_mark;  // as read when the window opened
+  };
+  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch) : fs_(fs), path_(std::move(path)), epoch_(epoch) {}
+  Status hold_off_until(WallClock::time_point until);
+  Result<uint64_t> read_late_mark();
+  Status write_header(uint64_t epoch, ReadersState state, uint64_t until_ns);
 
   FileSystem& fs_;
   std::string path_;
   uint64_t epoch_;
-  ReadersState state_;
+  ReadersState state_ = ReadersState::kWelcome;
+  uint64_t until_ns_ = 0;
+  std::optional<Window> window_;  // while a checkpoint is put off
 };
 
 // A reader's registration: its shared lock, and the epoch its snapshot was
@@ -131,23 +190,26 @@ class ReaderRegistration {
  public:
   // nullptr (and ok) when the journal has no readers file (a writer of
   // an older h5journal) or a closed one: the snapshot is then unguarded.
-  // While a writer holds new readers off, waits for it, up to `wait`.
-  static Result<std::unique_ptr<ReaderRegistration>> register_reader(FileSystem& fs, const std::string& journal_path,
-                                                                     std::chrono::milliseconds wait);
+  // While a writer holds new readers off, waits for it (THE WRITER'S RULE).
+  static Result<std::unique_ptr<ReaderRegistration>> register_reader(FileSystem& fs, const std::string& journal_path);
 
-  // The epoch, once it is even or after `wait`.  A snapshot loaded under an
-  // odd epoch is still exact: until the new generation starts, the journal
-  // holds every commit the rewrite is writing into the file, and a rewrite
-  // writes only bytes the journal covers.  It expires at the rewrite's end.
-  // An odd epoch that stays odd is a rewrite cut short by a crash.
+  // The epoch, once it is even, or at once if its writer is gone, or after
+  // `wait`.  A snapshot loaded under an odd epoch is still exact: until the
+  // new generation starts, the journal holds every commit the rewrite is
+  // writing into the file, and a rewrite writes only bytes the journal
+  // covers.  It expires at the rewrite's end.  An odd epoch whose writer is
+  // gone is a rewrite cut short by a crash.
   // nullopt: the writer has closed the file since this registration.
   Result<std::optional<uint64_t>> stable_epoch(std::chrono::milliseconds wait);
   // Whether the epoch is still `epoch`: nothing this reader read was rewritten.
   Result<bool> unchanged_since(uint64_t epoch);
+  // How long this reader has held its registration.
+  std::chrono::steady_clock::duration held() const { return std::chrono::steady_clock::now() - registered_; }
 
  private:
   explicit ReaderRegistration(std::unique_ptr<File> file) : file_(std::move(file)) {}
   std::unique_ptr<File> file_;  // holds the shared lock
+  std::chrono::steady_clock::time_point registered_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace h5j
