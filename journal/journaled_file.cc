@@ -364,11 +364,14 @@ Status JournaledFile::never_committed() const {
                   base_->path() + " has no commit yet: the process that created it has not reached its first "
                                   "H5Fflush or H5Fclose (if it is still running, open the file again once it has; if "
                                   "it stopped, there is nothing to recover)");
+  std::string readers = readers_path_for(opts_.journal_path);
+  bool has_readers = opts_.fs->exists(readers);
   return Status(Code::kNeverCommitted,
                 base_->path() + " was never committed: the process that created it stopped before its first "
                                 "H5Fflush or H5Fclose, so there is nothing to recover. " +
-                    base_->path() + " and its journal " + opts_.journal_path +
-                    " are left as they are; remove both, or create the file again");
+                    base_->path() + ", its journal " + opts_.journal_path +
+                    (has_readers ? " and its readers file " + readers + " are" : " is") +
+                    " left as they are; remove them, or create the file again");
 }
 
 Status JournaledFile::replay_into_base() {

@@ -134,6 +134,7 @@ H5FD_journal_fapl_t config_for(const RecoverOptions& o) {
   H5FD_journal_fapl_t config;
   H5Pget_fapl_journal_defaults(&config);
   config.io_engine = H5FD_JOURNAL_IO_SYNC;
+  config.reader_wait = o.reader_wait_ms;
   if (!o.journal_dir.empty()) {
     std::string dir = o.journal_dir.back() == '/' ? o.journal_dir : o.journal_dir + "/";
     std::snprintf(config.journal_path, sizeof config.journal_path, "%s", dir.c_str());
@@ -183,6 +184,8 @@ Outcome replay(const std::string& file, const std::string& journal, JournalOptio
     if (Status s = copy_file(journal, kept); !s) return fail(kExitIoError, s.message());
   }
   opts.progress = progress_bar(file, journal, o.progress);
+  // A recovery rewrites the file, so it lets live readers finish first.
+  opts.on_reader_wait = [](const std::string& what) { std::fprintf(stderr, "h5recover: %s\n", what.c_str()); };
   auto r = recover_file(target, opts);
   if (opts.progress) std::fprintf(stderr, "\r%*s\r", int(file.size()) + 60, "");
   if (!r) {

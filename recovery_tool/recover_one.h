@@ -19,6 +19,7 @@ struct RecoverOptions {
   bool verify = false, keep_journal = false, materialize = false;
   bool discard_journal = false;  // keep the file as it is; drop its journal
   bool progress = false;    // a progress bar on the terminal for a large journal
+  unsigned reader_wait_ms = 5000;  // --reader-wait: how long recovery lets live readers finish
 };
 
 // What became of one file.  `status` is an ExitStatus; `what` is the word

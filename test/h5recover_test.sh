@@ -319,6 +319,7 @@ unflushed nc.h5
 (($(stat -c %s nc.h5) > 1000000)) || fail "never committed: the writer left no in-place bytes to keep"
 WATCH="nc.h5 nc.h5.jnl"
 expect 9 "nc.h5 was never committed: the process that created it stopped before its first H5Fflush" yes -- nc.h5
+expect 9 "and its readers file $PWD/nc.h5.jnl.readers are left as they are" yes -- nc.h5
 expect 9 "nothing to recover" yes -- nc.h5 --check
 # Through the driver, the same words, and nothing changed.
 before=$(fingerprint $WATCH)
@@ -330,6 +331,49 @@ grep -q "nc.h5 was never committed" refused.txt || fail "never committed: H5Fope
 HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" write nc.h5 --driver default --steps 2 --elems 64 > /dev/null ||
   fail "never committed: a new run over the file failed"
 WATCH=""
+
+# --- live readers: recovery waits for them, and says so ------------------------
+# A writer killed after its commit, and a reader through the driver that
+# opened the file before h5recover ran and reads after it started.
+# live_reader NAME READER_WAIT_MS SECONDS_OPEN: h5recover's output in NAME.recover,
+# its status in $recover_status, the reader's output in NAME.reader and status in $reader_status.
+live_reader() {
+  local reader recovery rfd
+  hold hold "$1"
+  kill -9 $held_pid
+  wait $held_pid 2> /dev/null
+  exec {held_fd}>&-
+  mkfifo "$1.fifo"
+  HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$second_open" read "$1" < "$1.fifo" > "$1.reader" 2>&1 &
+  reader=$!
+  exec {rfd}> "$1.fifo"
+  for _ in $(seq 100); do grep -q ready "$1.reader" 2> /dev/null && break; sleep 0.1; done
+  "$recover" "$1" --reader-wait "$2" > "$1.recover" 2>&1 &
+  recovery=$!
+  sleep "$3"
+  echo go >&$rfd
+  exec {rfd}>&-
+  wait $reader
+  reader_status=$?
+  wait $recovery
+  recover_status=$?
+  rm -f "$1.fifo"
+  cases=$((cases + 1))
+}
+live_reader lr.h5 5000 1
+grep -q "h5recover: live readers have lr.h5 open through h5journal: waiting up to 5.0 s (reader_wait) for them to close" lr.h5.recover ||
+  fail "a live reader: h5recover did not say it waits: $(cat lr.h5.recover)"
+grep -q "h5recover: the live readers of lr.h5 closed after [0-9.]* s" lr.h5.recover ||
+  fail "a live reader: h5recover did not say the wait ended: $(cat lr.h5.recover)"
+((recover_status == 0 && reader_status == 0)) || fail "a live reader within reader_wait: h5recover exited $recover_status, the reader $reader_status: $(cat lr.h5.reader)"
+[[ ! -e lr.h5.jnl.readers ]] || fail "a live reader: the readers file outlived the recovery"
+# A reader open past --reader-wait is cut off, and told how long it held its snapshot.
+live_reader lr2.h5 300 2
+grep -q "h5recover: live readers still had lr2.h5 open after 0.[3-9] s: their snapshots expire" lr2.h5.recover ||
+  fail "a reader past --reader-wait: h5recover did not say so: $(cat lr2.h5.recover)"
+((recover_status == 0 && reader_status == 1)) || fail "a reader past --reader-wait: h5recover exited $recover_status, the reader $reader_status"
+grep -q "is gone after [0-9.]* s: its writer rewrote the file .* raise the writer's reader_wait" lr2.h5.reader ||
+  fail "a reader past --reader-wait was not told why: $(grep -m2 'gone\|#0' lr2.h5.reader)"
 
 # --- many files: FILE..., --recursive, --journal-dir, --json -------------------
 # A job's output tree of 50 files: 20 crashed (10 with their journals in

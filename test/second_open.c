@@ -13,7 +13,11 @@
  *                            before it said "ready";
  *   second_open unflushed FILE  writes as "hold" does but never commits, says
  *                            "ready" and waits to be killed (a file that
- *                            never committed: test/h5recover_test.sh). */
+ *                            never committed: test/h5recover_test.sh);
+ *   second_open read FILE    opens FILE read-only, says "ready", waits for a
+ *                            line on stdin, then reads what "hold" committed
+ *                            (a live reader that stays open); exits 0 if
+ *                            it read it all, else prints HDF5's errors. */
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +60,23 @@ int main(int argc, char **argv) {
         if (fgets(line, sizeof line, stdin) == NULL) return 1;
         if (!write_values(f, "second", 2, SMALL) || H5Fclose(f) < 0) return 1;
         return 0;
+    }
+    if (strcmp(argv[1], "read") == 0) {
+        hid_t f = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0) return 1;
+        printf("ready\n");
+        fflush(stdout);
+        char line[16];
+        if (fgets(line, sizeof line, stdin) == NULL) return 1;
+        /* HDF5's errors are printed where the read fails, before the next
+         * call clears them. */
+        hid_t d = H5Dopen2(f, "large", H5P_DEFAULT);
+        int ok = d >= 0 && H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+        if (!ok) H5Eprint2(H5E_DEFAULT, stdout);
+        for (hsize_t i = 0; ok && i < LARGE; i++) ok = v[i] == 3;
+        if (d >= 0) H5Dclose(d);
+        H5Fclose(f);
+        return ok ? 0 : 1;
     }
     int committed = strcmp(argv[1], "committed") == 0;
     if (strcmp(argv[1], "check") == 0 || committed) {

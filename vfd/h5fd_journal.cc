@@ -486,13 +486,14 @@ herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
   });
 }
 
-// The file, its journal and every data log.
+// The file, its journal, every data log and the readers file.
 Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal_fapl_t& config) {
   if (!fs.exists(name)) return Status(Code::kMissing, std::string("no file ") + name);
   H5J_RETURN_IF_ERROR(fs.remove(name));
   std::string journal = journal_path_for(name, config);
   H5J_RETURN_IF_ERROR(fs.remove(journal));
-  return remove_data_logs(fs, journal, /*sync=*/false);
+  H5J_RETURN_IF_ERROR(remove_data_logs(fs, journal, /*sync=*/false));
+  return fs.remove(readers_path_for(journal));
 }
 
 // Under MPI, H5Fdelete is collective, as with mpio: rank 0 removes, and
