@@ -10,15 +10,16 @@
 //       version 1, so that HDF5 reuses the space it freed; appends s to the
 //       chunked dataset /series; sets the root's attribute "steps" to s+1;
 //       and calls H5Fflush.  Prints {"steps": N, "seconds": T} at the end.
-//   busy_writer verify FILE --seconds T
+//   busy_writer verify FILE --seconds T [--within MS]
 //       Opens FILE read-only in a loop for T seconds.  Each open reads
 //       "steps" (n) and checks that the file is exactly commit n: /series
 //       holds 0..n-1, and every step's dataset has the size, version and
 //       values that step n-1 left it with.  Prints a JSON tally: opens that
 //       verified, that were cut off (their snapshot expired), that failed
 //       otherwise, mismatches (not exactly one commit), regressions (a
-//       commit older than one seen before), and the longest open-to-close of
-//       a verified open and of a cut-off one, in ms.
+//       commit older than one seen before), cut-offs whose open-to-close was
+//       under MS (the writer's reader_wait, 5000 by default), and the
+//       longest open-to-close of a verified open and of a cut-off one.
 // The driver is whatever HDF5_DRIVER says.
 #include <hdf5.h>
 
@@ -198,8 +199,8 @@ Seen verify_once(const std::string& file, int64_t& steps) {
   return v.seen;
 }
 
-int verify(const std::string& file, double seconds) {
-  uint64_t opens = 0, verified = 0, cut_off = 0, failed = 0, mismatched = 0, regressed = 0;
+int verify(const std::string& file, double seconds, double within_ms) {
+  uint64_t opens = 0, verified = 0, cut_off = 0, short_cut_off = 0, failed = 0, mismatched = 0, regressed = 0;
   double longest_verified = 0, longest_cut_off = 0;
   int64_t last = 0;
   auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -209,16 +210,17 @@ int verify(const std::string& file, double seconds) {
     Seen seen = verify_once(file, steps);
     double ms = std::chrono::duration<double, std::milli>(Clock::now() - opened).count();
     ++opens;
-    if (seen == Seen::kCutOff) ++cut_off, longest_cut_off = std::max(longest_cut_off, ms);
+    if (seen == Seen::kCutOff) ++cut_off, short_cut_off += ms < within_ms, longest_cut_off = std::max(longest_cut_off, ms);
     if (seen == Seen::kFailed) ++failed;
     if (seen == Seen::kMismatch) ++mismatched;
     if (seen != Seen::kCommit) continue;
     if (steps < last) ++regressed, std::fprintf(stderr, "REGRESSED: %lld after %lld\n", (long long)steps, (long long)last);
     else ++verified, last = steps, longest_verified = std::max(longest_verified, ms);
   }
-  std::printf("{\"opens\": %llu, \"verified\": %llu, \"cut_off\": %llu, \"failed\": %llu, \"mismatched\": %llu, "
+  std::printf("{\"opens\": %llu, \"verified\": %llu, \"cut_off\": %llu, \"short_cut_off\": %llu, \"failed\": %llu, \"mismatched\": %llu, "
               "\"regressed\": %llu, \"last_steps\": %lld, \"longest_verified_ms\": %.0f, \"longest_cut_off_ms\": %.0f}\n",
               (unsigned long long)opens, (unsigned long long)verified, (unsigned long long)cut_off,
+              (unsigned long long)short_cut_off,
               (unsigned long long)failed, (unsigned long long)mismatched, (unsigned long long)regressed,
               (long long)last, longest_verified, longest_cut_off);
   return mismatched == 0 && regressed == 0 ? 0 : 1;
@@ -230,13 +232,14 @@ int main(int argc, char** argv) {
   CLI::App app{"a busy writer, and readers that verify each commit they open"};
   app.require_subcommand(1);
   std::string file;
-  double seconds = 10;
+  double seconds = 10, within_ms = 5000;
   auto* w = app.add_subcommand("write", "commit steps for --seconds");
   auto* r = app.add_subcommand("verify", "open, verify and close in a loop for --seconds");
   for (auto* sub : {w, r}) {
     sub->add_option("FILE", file)->required();
     sub->add_option("--seconds", seconds);
   }
+  r->add_option("--within", within_ms, "count cut-offs of opens shorter than this, in ms");
   CLI11_PARSE(app, argc, argv);
-  return w->parsed() ? write(file, seconds) : verify(file, seconds);
+  return w->parsed() ? write(file, seconds) : verify(file, seconds, within_ms);
 }
