@@ -78,7 +78,8 @@ struct JournalOptions {
   // How long live readers' snapshots may hold off a rewrite of the file
   // (live_readers.h): a checkpoint is put off that long after a reader's
   // registration, a close or recovery waits that long; then the readers'
-  // snapshots expire.
+  // snapshots expire.  A reader with 0 never waits for a writer holding
+  // readers off.
   std::chrono::milliseconds reader_wait{5000};
   // Told, in a sentence, when a close or a recovery waits for live readers
   // and how that wait ended (h5recover prints it).  Empty: nobody is told.

@@ -125,7 +125,8 @@ Status JournaledFile::open_for_read() {
   // A reader keeps no lock on the journal: that is the writer's.  It
   // registers with the readers file, which a writer, live or yet to come,
   // consults.
-  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path);
+  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path,
+                                                           opts_.reader_wait.count() > 0);
   if (!registration) return registration.status();
   registration_ = std::move(*registration);
   H5J_RETURN_IF_ERROR(load_snapshot());

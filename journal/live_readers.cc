@@ -242,7 +242,8 @@ Result<bool> register_late(File& file, const Header& h) {
 }  // namespace
 
 Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(FileSystem& fs,
-                                                                                const std::string& journal_path) {
+                                                                                const std::string& journal_path,
+                                                                                bool wait) {
   auto legacy_deadline = Clock::now() + kLegacyHeldOffWait;
   for (;;) {
     auto file = open_for_reader(fs, readers_path_for(journal_path));
@@ -254,7 +255,7 @@ Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(
     auto header = read_header(**file);
     if (!header) return header.status();
     if (header->state == ReadersState::kClosed) return std::unique_ptr<ReaderRegistration>();
-    bool registered = welcome(*header, legacy_deadline);
+    bool registered = !wait || welcome(*header, legacy_deadline);
     if (!registered && late(*header)) {
       auto late_ok = register_late(**file, *header);
       if (!late_ok) return late_ok.status();

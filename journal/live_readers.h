@@ -190,8 +190,11 @@ class ReaderRegistration {
  public:
   // nullptr (and ok) when the journal has no readers file (a writer of
   // an older h5journal) or a closed one: the snapshot is then unguarded.
-  // While a writer holds new readers off, waits for it (THE WRITER'S RULE).
-  static Result<std::unique_ptr<ReaderRegistration>> register_reader(FileSystem& fs, const std::string& journal_path);
+  // While a writer holds new readers off, waits for it (THE WRITER'S RULE),
+  // unless `wait` is false: then it registers at once, and its snapshot may
+  // expire at the coming checkpoint.
+  static Result<std::unique_ptr<ReaderRegistration>> register_reader(FileSystem& fs, const std::string& journal_path,
+                                                                     bool wait = true);
 
   // The epoch, once it is even, or at once if its writer is gone, or after
   // `wait`.  A snapshot loaded under an odd epoch is still exact: until the
