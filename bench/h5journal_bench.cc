@@ -307,64 +307,113 @@ json reader_open(const std::string& path, int count) {
               {"open_p50_ms", percentile(ms, 0.50)}, {"open_max_ms", percentile(ms, 1.0)}};
 }
 
-// W4's commits for `seconds` while `readers` processes ("reader-poll")
-// open the file, read its last step and close it, in a loop.
-json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, const std::string& self) {
+// A process running this program's reader-poll on `path`, its JSON on a pipe.
+struct PollingReader {
+  pid_t pid;
+  int out;  // the pipe's read end
+};
+
+PollingReader start_reader(const std::string& self, const std::string& path, double seconds) {
+  int fds[2];
+  if (::pipe(fds) != 0) die("pipe");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::execl(self.c_str(), self.c_str(), "reader-poll", path.c_str(), "--seconds", std::to_string(seconds).c_str(),
+            (char*)nullptr);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// The reader's JSON, once it has exited.
+json finish_reader(const PollingReader& r) {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(r.out, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+  ::close(r.out);
+  ::waitpid(r.pid, nullptr, 0);
+  return json::parse(text, nullptr, false);
+}
+
+// Commits for `seconds` while `readers` processes ("reader-poll") open the
+// file, read its last step and close it, in a loop.  Each commit is W4's
+// step of 8 KiB, or with `busy` bench::busy_step: tens of KiB of metadata
+// rewritten, which at 1 MiB checkpoints brings a checkpoint every few commits.
+json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, bool busy,
+                 const std::string& self) {
   const hsize_t width = 8 * 1024 / sizeof(double);
   std::vector<double> row(width, 3.5);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hsize_t chunk[2] = {1, width};
   H5Pset_chunk(dcpl, 2, chunk);
   BenchFile f(d, path);
-  hid_t ds = create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
+  hid_t ds = busy ? create_busy_series(f.id()) : create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
   f.commit();
-  std::vector<pid_t> polling;
-  for (int i = 0; i < readers; ++i) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int null = ::open("/dev/null", O_WRONLY);  // this process's JSON is the measurement
-      ::dup2(null, STDOUT_FILENO);
-      ::execl(self.c_str(), self.c_str(), "reader-poll", path.c_str(), "--seconds", std::to_string(seconds).c_str(),
-              (char*)nullptr);
-      ::_exit(127);
-    }
-    polling.push_back(pid);
-  }
+  std::vector<PollingReader> polling;
+  for (int i = 0; i < readers; ++i) polling.push_back(start_reader(self, path, seconds));
   int steps = 0;
   auto t0 = Clock::now();
-  while (seconds_since(t0) < seconds) {
-    hsize_t extent[2] = {hsize_t(steps) + 1, width};
-    check(H5Dset_extent(ds, extent), "H5Dset_extent");
-    write_box(ds, {hsize_t(steps), 0}, {1, width}, row.data());
+  for (; seconds_since(t0) < seconds; ++steps) {
+    if (busy) {
+      if (!busy_step(f.id(), ds, uint64_t(steps))) die("busy_step");
+    } else {
+      hsize_t extent[2] = {hsize_t(steps) + 1, width};
+      check(H5Dset_extent(ds, extent), "H5Dset_extent");
+      write_box(ds, {hsize_t(steps), 0}, {1, width}, row.data());
+    }
     f.commit();
-    ++steps;
   }
   double secs = seconds_since(t0);
-  for (pid_t pid : polling) ::waitpid(pid, nullptr, 0);
+  json polled = json::array();
+  for (const PollingReader& r : polling) polled.push_back(finish_reader(r));
   H5Dclose(ds);
   f.close();
   H5Pclose(dcpl);
-  json r = counted_result("commit-rate", d, secs, "commits", steps);
+  json r = counted_result(busy ? "commit-rate-busy" : "commit-rate", d, secs, "commits", steps);
   r["readers"] = readers;
+  r["polled"] = polled;
   return r;
 }
 
-// One polling reader of commit_rate: opens, reads the series' shape, closes.
+// Reads the series' last element (a step of W4, or busy_step's number).
+bool read_last(hid_t ds) {
+  hid_t space = H5Dget_space(ds);
+  int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(size_t(std::max(rank, 0))), ones(dims.size(), 1);
+  bool ok = rank > 0 && H5Sget_simple_extent_dims(space, dims.data(), nullptr) == rank;
+  if (ok && dims[0] > 0) {
+    for (hsize_t& d : dims) d -= 1;
+    hid_t mem = H5Screate(H5S_SCALAR);
+    double v = 0;
+    ok = H5Sselect_hyperslab(space, H5S_SELECT_SET, dims.data(), nullptr, ones.data(), nullptr) >= 0 &&
+         H5Dread(ds, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, &v) >= 0;
+    H5Sclose(mem);
+  }
+  H5Sclose(space);
+  return ok;
+}
+
+// One polling reader of commit_rate: opens, reads the series' last
+// element, closes.  An open is cut off when its snapshot expired.
 json reader_poll(const std::string& path, double seconds) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   check(H5Pset_fapl_journal(fapl, nullptr), "H5Pset_fapl_journal");
   int opens = 0, failed = 0;
   auto t0 = Clock::now();
   while (seconds_since(t0) < seconds) {
-    hid_t f = -1;
+    bool ok = false;
     H5E_BEGIN_TRY {
-      f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+      hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
       hid_t ds = f >= 0 ? H5Dopen2(f, "series", H5P_DEFAULT) : -1;
+      ok = ds >= 0 && read_last(ds);
       if (ds >= 0) H5Dclose(ds);
-      if (f >= 0) H5Fclose(f);
+      if (f >= 0) ok = H5Fclose(f) >= 0 && ok;
     }
     H5E_END_TRY
-    ++(f >= 0 ? opens : failed);
+    ++opens;
+    failed += !ok;
   }
   H5Pclose(fapl);
   return json{{"workload", "reader-poll"}, {"opens", opens}, {"failed", failed}};
@@ -541,9 +590,11 @@ int main(int argc, char** argv) {
   ro->add_option("--count", count, "opens")->required();
   double seconds = 5;
   int readers = 0;
+  bool busy = false;
   auto* cr = with_driver(app.add_subcommand("commit-rate", "W4's commits for --seconds beside --readers polling"));
   cr->add_option("--seconds", seconds, "seconds");
   cr->add_option("--readers", readers, "polling reader processes");
+  cr->add_flag("--busy", busy, "commit busy_step (tens of KiB of metadata) instead of W4's step");
   auto* rp = app.add_subcommand("reader-poll", "commit-rate's reader: open, look, close, in a loop");
   rp->add_option("file", path)->required();
   rp->add_option("--seconds", seconds, "seconds");
@@ -563,7 +614,7 @@ int main(int argc, char** argv) {
   if (*bf) r = bare_fdatasync(path, count);
   if (*bsc) r = bare_scatter(path, runs, gap, batch);
   if (*ro) r = reader_open(path, count);
-  if (*cr) r = commit_rate(driver, path, seconds, readers, "/proc/self/exe");
+  if (*cr) r = commit_rate(driver, path, seconds, readers, busy, "/proc/self/exe");
   if (*rp) r = reader_poll(path, seconds);
   std::printf("%s\n", r.dump().c_str());
   return 0;

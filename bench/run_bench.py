@@ -65,7 +65,8 @@ SIZES = {
     "parts_pieces": (16, 4),
     "w5_mib": ((64, 1024), (16,)),
     "reader_open_mib": ((1, 16, 64, 256), (1, 16)),  # a live reader's open against the journal's size
-    "live_seconds": (10, 2),  # each commit-rate sample: W4's commits beside 0, 1 and 4 polling readers
+    "live_seconds": (10, 2),  # each commit-rate sample: W4's commits beside 0, 1 and 4 polling readers,
+    # and the busy writer's (1 MiB checkpoints) beside 0 and 4
     "bare_mib": (512, 16),
     "bare_syncs": (200, 20),
     "scatter_runs": (262144, 4096),
@@ -219,8 +220,11 @@ class Bench:
 
     def live_readers(self):
         """A reader's open latency against the journal's size (a journal
-        left by make-journal), and W4's commit rate with 0, 1 and 4 readers
-        polling, the reader counts alternating."""
+        left by make-journal); W4's commit rate with 0, 1 and 4 readers
+        polling, the reader counts alternating; and the busy writer's (some
+        45 KiB of metadata a commit on average over its first 2,000, more as
+        the root group grows; checkpoint_bytes=1M: a checkpoint
+        every few commits) with 0 and 4, and each reader's opens."""
         opens = {}
         for mib in self.size("reader_open_mib"):
             path = self.fresh("live.h5")
@@ -233,8 +237,15 @@ class Bench:
                 path = self.fresh("live.h5")
                 rates[n].append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--seconds",
                                           self.size("live_seconds"), "--readers", n], f"live/commit-rate/{n}"))
+        busy = {n: [] for n in (0, 4)}
+        for _ in range(self.size("reps")):
+            for n in busy:
+                path = self.fresh("live.h5")
+                busy[n].append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--config",
+                                         "checkpoint_bytes=1M", "--busy", "--seconds", self.size("live_seconds"),
+                                         "--readers", n], f"live/commit-rate-busy/{n}"))
         self.fresh("live.h5")
-        return opens, rates
+        return opens, rates, busy
 
 
 class ParallelBench(Bench):
@@ -555,7 +566,7 @@ def report_w5(rep, w5):
     rep.table(["journal", "h5recover", "replay rate", "open-time recovery", "h5recover peak RSS MiB"], rows)
 
 
-def report_live_readers(rep, opens, rates):
+def report_live_readers(rep, opens, rates, busy):
     rep.add("### Live readers", "")
     rep.table(["journal", "reader open + close, p50", "slowest"],
               [[f"{mib} MiB", f"{median(s, 'open_p50_ms'):.1f} ms", f"{max(x['open_max_ms'] for x in s):.1f} ms"]
@@ -564,6 +575,17 @@ def report_live_readers(rep, opens, rates):
     rep.table(["polling readers", "W4 commits/s (8 KiB a step)", "vs none"],
               [[str(n), f"{median(s, 'commits_per_second'):.0f}", f"{median(s, 'commits_per_second') / base:.2f}x"]
                for n, s in rates.items()])
+    # Each reader opens, reads the series' last element and closes, in a
+    # loop; an open that fails had its snapshot cut off.
+    base = median(busy[0], "commits_per_second")
+    rep.add("The busy writer (bench::busy_step, 45 KiB of metadata a commit on average, growing with the root group) at checkpoint_bytes=1M, "
+            "beside 0 and 4 polling readers:", "")
+    rep.table(["polling readers", "busy commits/s", "vs none", "reader opens", "opens that read their commit"],
+              [[str(n), f"{median(s, 'commits_per_second'):.0f}", f"{median(s, 'commits_per_second') / base:.2f}x",
+                str(sum(p["opens"] for x in s for p in x["polled"])),
+                (f"{min((p['opens'] - p['failed']) / p['opens'] for x in s for p in x['polled']) * 100:.1f}% "
+                 "(the least of any reader)") if n else ""]
+               for n, s in busy.items()])
 
 
 def write_outputs(out, prefix, rep, samples):

@@ -184,4 +184,72 @@ uint64_t write_strided_elements(hid_t file, const StridedShape& shape, Share sha
   return n * sizeof(double);
 }
 
+// --- the busy writer ------------------------------------------------------------
+
+std::string busy_step_name(uint64_t s) {
+  char name[32];
+  std::snprintf(name, sizeof name, "/step_%06llu", (unsigned long long)s);
+  return name;
+}
+
+double busy_value(uint64_t step, int version, size_t k) { return double(step) * 1e4 + double(k) + version * 0.5; }
+
+static bool write_int_attribute(hid_t obj, const char* name, int64_t v) {
+  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) return false;
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, &v) >= 0;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(space);
+  return ok;
+}
+
+static bool write_data(hid_t group, uint64_t step, int version) {
+  hsize_t n = version == 0 ? 512 : 1024;
+  std::vector<double> v(n);
+  for (size_t k = 0; k < n; ++k) v[k] = busy_value(step, version, k);
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  hid_t d = H5Dcreate2(group, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0 &&
+            write_int_attribute(d, "version", version);
+  if (d >= 0) H5Dclose(d);
+  H5Sclose(space);
+  return ok;
+}
+
+static bool append(hid_t series, uint64_t step) {
+  hsize_t size = step + 1, start = step, one = 1;
+  if (H5Dset_extent(series, &size) < 0) return false;
+  hid_t fs = H5Dget_space(series), ms = H5Screate_simple(1, &one, nullptr);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
+  int64_t v = int64_t(step);
+  bool ok = H5Dwrite(series, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &v) >= 0;
+  H5Sclose(ms);
+  H5Sclose(fs);
+  return ok;
+}
+
+bool busy_step(hid_t f, hid_t series, uint64_t s) {
+  hid_t g = H5Gcreate2(f, busy_step_name(s).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  bool ok = g >= 0 && write_data(g, s, 0);
+  if (g >= 0) H5Gclose(g);
+  if (ok && s >= kBusyReuseAge) {
+    hid_t old = H5Gopen2(f, busy_step_name(s - kBusyReuseAge).c_str(), H5P_DEFAULT);
+    ok = old >= 0 && H5Ldelete(old, "data", H5P_DEFAULT) >= 0 && write_data(old, s - kBusyReuseAge, 1);
+    if (old >= 0) H5Gclose(old);
+  }
+  return ok && append(series, s) && write_int_attribute(f, "steps", int64_t(s + 1));
+}
+
+
+hid_t create_busy_series(hid_t file) {
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 64;
+  hid_t space = H5Screate_simple(1, &zero, &unlimited), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 1, &chunk);
+  hid_t series = H5Dcreate2(file, "series", H5T_NATIVE_INT64, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  return series;
+}
+
 }  // namespace bench

@@ -55,8 +55,8 @@
 // snapshot gets at least reader_wait from its registration, and a reader
 // that opens, reads and closes within reader_wait is never cut off, however
 // often checkpoints come due.  A bound in bytes could not promise that: a
-// writer committing 300 KiB of metadata a thousand times a second passes
-// any multiple of checkpoint_bytes in milliseconds.
+// writer committing 50 KiB of metadata a thousand times a second passes
+// 4 x checkpoint_bytes of 1 MiB in 80 ms.
 //
 // A writer that commits nothing after its window ends (computing, or
 // stopped) leaves readers held off.  They wait until the window's end plus
@@ -94,15 +94,17 @@
 //     new header: so the writer sees every late registration that stands.
 //
 // Worked example, checkpoint_bytes=1M, reader_wait=5000, a writer
-// committing 300 KiB a millisecond.  t=0: reader A registers.  t=3 ms: the
+// committing 50 KiB a millisecond.  t=0: reader A registers.  t=20 ms: the
 // journal passes 1 MiB, the checkpoint comes due; the writer holds new
-// readers off and finds A's lock: window until t=5003 ms.  t=10 ms: reader
+// readers off and finds A's lock: window until t=5020 ms.  t=30 ms: reader
 // B arrives, finds itself held off, and waits.  t=2 s: A closes; the
 // writer's next commit probes, finds no lock, and checkpoints (A never saw
 // it); its end lets B in, and B's snapshot gets its own 5 s from the next
-// due checkpoint on.  Had A stayed open past t=5003 ms, the first commit
+// due checkpoint on.  Had A stayed open past t=5020 ms, the first commit
 // after it would have checkpointed and A's next read would fail, naming how
-// long A held its snapshot and reader_wait.
+// long A held its snapshot and reader_wait.  Meanwhile the journal grew by
+// what the writer committed in 2 s: 100 MB.
+//
 // Reads and writes are in one page cache (one host) or a file system
 // coherent across hosts (Lustre, GPFS); NFS's close-to-open caching is not
 // coherent enough for readers on other hosts.

@@ -4,12 +4,8 @@
 //   busy_writer write FILE --seconds T
 //       Creates FILE with HDF5's defaults (old-format groups, so that each
 //       flush rewrites the root's symbol-table heap and B-tree) and, for T
-//       seconds, commits steps.  Step s makes group /step_NNNNNN holding a
-//       512-double dataset "data" with an attribute "version" 0; deletes
-//       the dataset of step s-7 and writes it again with 1024 doubles and
-//       version 1, so that HDF5 reuses the space it freed; appends s to the
-//       chunked dataset /series; sets the root's attribute "steps" to s+1;
-//       and calls H5Fflush.  Prints {"steps": N, "seconds": T} at the end.
+//       seconds, commits steps: bench/workloads.h's busy_step, then
+//       H5Fflush.  Prints {"steps": N, "seconds": T} at the end.
 //   busy_writer verify FILE --seconds T [--within MS]
 //       Opens FILE read-only in a loop for T seconds.  Each open reads
 //       "steps" (n) and checks that the file is exactly commit n: /series
@@ -29,28 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "workloads.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr int kReuseAge = 7;
-
-std::string step_name(uint64_t s) {
-  char name[32];
-  std::snprintf(name, sizeof name, "/step_%06llu", (unsigned long long)s);
-  return name;
-}
-
-double value(uint64_t step, int version, size_t k) { return double(step) * 1e4 + double(k) + version * 0.5; }
-
-bool write_int_attribute(hid_t obj, const char* name, int64_t v) {
-  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) return false;
-  hid_t space = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT);
-  bool ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, &v) >= 0;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(space);
-  return ok;
-}
+using namespace bench;
 
 bool read_int_attribute(hid_t obj, const char* name, int64_t& v) {
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -59,58 +38,16 @@ bool read_int_attribute(hid_t obj, const char* name, int64_t& v) {
   return ok;
 }
 
-bool write_data(hid_t group, uint64_t step, int version) {
-  hsize_t n = version == 0 ? 512 : 1024;
-  std::vector<double> v(n);
-  for (size_t k = 0; k < n; ++k) v[k] = value(step, version, k);
-  hid_t space = H5Screate_simple(1, &n, nullptr);
-  hid_t d = H5Dcreate2(group, "data", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  bool ok = d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0 &&
-            write_int_attribute(d, "version", version);
-  if (d >= 0) H5Dclose(d);
-  H5Sclose(space);
-  return ok;
-}
-
-bool append(hid_t series, uint64_t step) {
-  hsize_t size = step + 1, start = step, one = 1;
-  if (H5Dset_extent(series, &size) < 0) return false;
-  hid_t fs = H5Dget_space(series), ms = H5Screate_simple(1, &one, nullptr);
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &one, nullptr);
-  int64_t v = int64_t(step);
-  bool ok = H5Dwrite(series, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &v) >= 0;
-  H5Sclose(ms);
-  H5Sclose(fs);
-  return ok;
-}
-
-bool step(hid_t f, hid_t series, uint64_t s) {
-  hid_t g = H5Gcreate2(f, step_name(s).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  bool ok = g >= 0 && write_data(g, s, 0);
-  if (g >= 0) H5Gclose(g);
-  if (ok && s >= kReuseAge) {
-    hid_t old = H5Gopen2(f, step_name(s - kReuseAge).c_str(), H5P_DEFAULT);
-    ok = old >= 0 && H5Ldelete(old, "data", H5P_DEFAULT) >= 0 && write_data(old, s - kReuseAge, 1);
-    if (old >= 0) H5Gclose(old);
-  }
-  return ok && append(series, s) && write_int_attribute(f, "steps", int64_t(s + 1)) &&
-         H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
-}
-
 int write(const std::string& file, double seconds) {
   hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) return std::fprintf(stderr, "FAIL: create %s\n", file.c_str()), 1;
-  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 64;
-  hid_t space = H5Screate_simple(1, &zero, &unlimited), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(dcpl, 1, &chunk);
-  hid_t series = H5Dcreate2(f, "series", H5T_NATIVE_INT64, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  H5Pclose(dcpl);
-  H5Sclose(space);
+  hid_t series = create_busy_series(f);
   auto start = Clock::now();
   auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   uint64_t s = 0;
   for (; Clock::now() < end; ++s)
-    if (!step(f, series, s)) return std::fprintf(stderr, "FAIL: step %llu\n", (unsigned long long)s), 1;
+    if (!busy_step(f, series, s) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+      return std::fprintf(stderr, "FAIL: step %llu\n", (unsigned long long)s), 1;
   double took = std::chrono::duration<double>(Clock::now() - start).count();
   H5Dclose(series);
   if (H5Fclose(f) < 0) return std::fprintf(stderr, "FAIL: close\n"), 1;
@@ -152,19 +89,19 @@ struct Verdict {
 };
 
 bool step_matches(Verdict& v, hid_t f, uint64_t i, uint64_t steps) {
-  int version = i + kReuseAge < steps ? 1 : 0;
-  hid_t d = H5Dopen2(f, (step_name(i) + "/data").c_str(), H5P_DEFAULT);
+  int version = i + kBusyReuseAge < steps ? 1 : 0;
+  hid_t d = H5Dopen2(f, (busy_step_name(i) + "/data").c_str(), H5P_DEFAULT);
   if (!v.call(d >= 0)) return false;
   int64_t found = -1;
   hid_t space = H5Dget_space(d);
   hssize_t n = H5Sget_simple_extent_npoints(space);
   H5Sclose(space);
   std::vector<double> data(n > 0 ? size_t(n) : 0);
-  std::string what = step_name(i) + " at steps=" + std::to_string(steps);
+  std::string what = busy_step_name(i) + " at steps=" + std::to_string(steps);
   bool ok = v.call(read_int_attribute(d, "version", found)) &&
             v.expect(found == version && n == (version == 0 ? 512 : 1024), what + ": version or size") &&
             v.call(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0);
-  for (size_t k = 0; ok && k < data.size(); ++k) ok = v.expect(data[k] == value(i, version, k), what + ": values");
+  for (size_t k = 0; ok && k < data.size(); ++k) ok = v.expect(data[k] == busy_value(i, version, k), what + ": values");
   H5Dclose(d);
   return ok;
 }

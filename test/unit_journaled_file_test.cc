@@ -995,6 +995,54 @@ TEST_CASE_FIXTURE(FileInDir, "while a checkpoint waits for a reader, a new reade
   REQUIRE((*writer)->close());
 }
 
+// THE WRITER'S RULE for a writer that stops committing while it holds
+// readers off: a reader waits out the window and reader_wait more, then
+// registers late, and the writer's next commit opens a window for it.
+TEST_CASE_FIXTURE(FileInDir, "a reader held off by an idle writer registers late, and gets a window of its own") {
+  opts.checkpoint_bytes = 64 << 10;
+  opts.reader_wait = std::chrono::milliseconds(300);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200 << 10, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  auto present = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(present);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(2)), 0));  // a checkpoint is due
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->stats().checkpoints == 0);  // a window of 300 ms for the reader present
+  auto asked = std::chrono::steady_clock::now();
+  std::atomic<bool> opened = false;
+  std::unique_ptr<JournaledFile> late;
+  std::thread opening([&] {
+    auto f = JournaledFile::open(path, Access::kReadOnly, opts);
+    REQUIRE(f);
+    late = std::move(*f);
+    opened = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  CHECK(!opened);  // the window is over, but the writer has not committed since: it may yet
+  opening.join();  // at the window's end plus reader_wait, it registers late
+  CHECK(std::chrono::steady_clock::now() - asked >= std::chrono::milliseconds(550));
+  REQUIRE(late);
+  CHECK(first_byte(*late) == std::byte(2));
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(3)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 0);  // a new window, for the late reader
+  Status why;
+  CHECK(first_byte(*late, &why) == std::byte(2));
+  std::this_thread::sleep_for(opts.reader_wait + std::chrono::milliseconds(50));
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(4)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 1);  // no reader registered late since: the window is not renewed
+  first_byte(*late, &why);
+  CHECK(why.code() == Code::kExpired);
+  first_byte(**present, &why);
+  CHECK(why.code() == Code::kExpired);
+  REQUIRE(late->close());
+  REQUIRE((*present)->close());
+  REQUIRE((*writer)->close());
+}
+
 TEST_CASE_FIXTURE(FileInDir, "a close waits for a reader to finish, and a recovery expires one that does not") {
   opts.reader_wait = std::chrono::milliseconds(5000);
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
