@@ -16,6 +16,9 @@
 //       commit older than one seen before), cut-offs whose open-to-close was
 //       under MS (the writer's reader_wait, 5000 by default), and the
 //       longest open-to-close of a verified open and of a cut-off one.
+//   busy_writer hold FILE
+//       Opens FILE read-only, says "ready", waits for a line on stdin, and
+//       closes: a reader that holds its snapshot while the writer goes on.
 // The driver is whatever HDF5_DRIVER says.
 #include <hdf5.h>
 
@@ -163,6 +166,16 @@ int verify(const std::string& file, double seconds, double within_ms) {
   return mismatched == 0 && regressed == 0 ? 0 : 1;
 }
 
+int hold(const std::string& file) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return 1;
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char line[16];
+  bool got = std::fgets(line, sizeof line, stdin) != nullptr;
+  return H5Fclose(f) >= 0 && got ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,11 +185,11 @@ int main(int argc, char** argv) {
   double seconds = 10, within_ms = 5000;
   auto* w = app.add_subcommand("write", "commit steps for --seconds");
   auto* r = app.add_subcommand("verify", "open, verify and close in a loop for --seconds");
-  for (auto* sub : {w, r}) {
-    sub->add_option("FILE", file)->required();
-    sub->add_option("--seconds", seconds);
-  }
+  auto* h = app.add_subcommand("hold", "open read-only until a line comes on stdin");
+  for (auto* sub : {w, r, h}) sub->add_option("FILE", file)->required();
+  for (auto* sub : {w, r}) sub->add_option("--seconds", seconds);
   r->add_option("--within", within_ms, "count cut-offs of opens shorter than this, in ms");
   CLI11_PARSE(app, argc, argv);
+  if (h->parsed()) return hold(file);
   return w->parsed() ? write(file, seconds) : verify(file, seconds, within_ms);
 }

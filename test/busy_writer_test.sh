@@ -9,7 +9,9 @@
 # h5py) h5py.  No reader whose open-to-close is shorter than reader_wait may
 # be cut off; every open must be exactly one commit, never older than the
 # last its reader saw.  Prints opens, cut-offs, the journal's largest size,
-# and the writer's commit rate alone and with readers.
+# and the writer's commit rate alone and with readers.  Last, the writer is
+# killed while a reader holds a checkpoint off: later readers must not wait
+# for it, and h5recover brings the file back.
 #   busy_writer_test.sh PROGRAM PLUGIN_DIR H5DUMP WORK SECONDS [PYTHON]
 set -uo pipefail
 program=$1 plugin_dir=$2 h5dump=$3 work=$4 seconds=$5 python=${6:-}
@@ -91,7 +93,42 @@ phase() {  # NAME CHECKPOINT_BYTES
   done
 }
 
+# A writer killed while it holds new readers off (a reader holds its
+# snapshot across a due checkpoint): the readers file names it, so a new
+# reader sees it is gone and opens at once, rather than wait for it.
+killed_holding_off() {
+  local writer holder hfd started took state
+  export HDF5_DRIVER_CONFIG="checkpoint_bytes=256K;reader_wait=$reader_wait_ms"
+  "$program" write killed.h5 --seconds 60 > /dev/null 2> killed.writer.err &
+  writer=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ -e killed.h5.jnl.readers ]] && "$h5dump" -a /step_000001/data/version killed.h5 2>&1 | grep -q '(0): 1$' && break
+    sleep 0.05
+  done
+  mkfifo killed.fifo
+  "$program" hold killed.h5 < killed.fifo > killed.holder 2>&1 &
+  holder=$!
+  exec {hfd}> killed.fifo
+  for ((i = 0; i < 100; i++)); do grep -q ready killed.holder && break; sleep 0.05; done
+  sleep 0.5  # checkpoints come due and are put off: new readers held off
+  state=$(od -An -t u8 -j 16 -N 8 killed.h5.jnl.readers | tr -d ' ')
+  kill -9 $writer
+  wait $writer 2> /dev/null
+  [[ $state == 1 ]] || fail "killed: the writer was not holding readers off when killed (state $state)"
+  started=$(date +%s%N)
+  "$h5dump" -a /step_000001/data/version killed.h5 > killed.dump 2>&1 || fail "killed: a reader after the kill failed: $(tail -2 killed.dump)"
+  took=$((($(date +%s%N) - started) / 1000000))
+  echo "killed while holding readers off: a new reader's h5dump took $took ms"
+  # The fault was a wait of 2 s for a writer that would never let it in.
+  ((took < 1500)) || fail "killed: a new reader waited $took ms for a writer that had died"
+  echo done >&$hfd
+  exec {hfd}>&-
+  wait $holder || fail "killed: the reader holding its snapshot failed: $(cat killed.holder)"
+  rm -f killed.fifo
+}
+
 phase ckpt256k 256K
 phase ckpt1m 1M
+killed_holding_off
 ((failures == 0)) && echo "busy_writer: passed"
 exit $((failures > 0))
