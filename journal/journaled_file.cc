@@ -452,6 +452,7 @@ Status JournaledFile::check_snapshot() const {
   auto same = registration_->unchanged_since(snapshot_epoch_);
   if (!same) return same.status();
   if (*same) return Status::ok();
+  H5J_RETURN_IF_ERROR(registration_->give_up_lock());
   return Status(Code::kExpired,
                 "the snapshot of " + base_->path() + " this handle reads (transaction " +
                     std::to_string(report_.last_txn) + ") is gone after " + seconds_text(registration_->held()) +

@@ -261,7 +261,7 @@ Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(
       if (!late_ok) return late_ok.status();
       registered = *late_ok;
     }
-    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file)));
+    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(fs, std::move(*file)));
     file->reset();  // the lock goes with the descriptor, out of the writer's way
     std::this_thread::sleep_for(kPoll);
   }
@@ -283,6 +283,16 @@ Result<bool> ReaderRegistration::unchanged_since(uint64_t epoch) {
   auto header = read_header(*file_);
   if (!header) return header.status();
   return header->epoch == epoch;
+}
+
+// A descriptor of its own, unlocked, for the checks still to come.
+Status ReaderRegistration::give_up_lock() {
+  if (!locked_) return Status::ok();
+  auto unlocked = fs_.open(file_->path(), OpenMode::kReadOnly, IoEngine::kSync);
+  if (!unlocked) return unlocked.status();
+  file_ = std::move(*unlocked);
+  locked_ = false;
+  return Status::ok();
 }
 
 }  // namespace h5j

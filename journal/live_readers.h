@@ -208,12 +208,17 @@ class ReaderRegistration {
   Result<std::optional<uint64_t>> stable_epoch(std::chrono::milliseconds wait);
   // Whether the epoch is still `epoch`: nothing this reader read was rewritten.
   Result<bool> unchanged_since(uint64_t epoch);
+  // The lock given back, once this reader's snapshot is gone: it holds no
+  // later checkpoint off.  The registration still reads the epoch.
+  Status give_up_lock();
   // How long this reader has held its registration.
   std::chrono::steady_clock::duration held() const { return std::chrono::steady_clock::now() - registered_; }
 
  private:
-  explicit ReaderRegistration(std::unique_ptr<File> file) : file_(std::move(file)) {}
-  std::unique_ptr<File> file_;  // holds the shared lock
+  ReaderRegistration(FileSystem& fs, std::unique_ptr<File> file) : fs_(fs), file_(std::move(file)) {}
+  FileSystem& fs_;
+  std::unique_ptr<File> file_;  // holds the shared lock until the epoch moves
+  bool locked_ = true;
   std::chrono::steady_clock::time_point registered_ = std::chrono::steady_clock::now();
 };
 

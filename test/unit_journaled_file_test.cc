@@ -949,11 +949,18 @@ TEST_CASE_FIXTURE(FileInDir, "a reader's snapshot holds across commits and a put
   REQUIRE(newer);
   CHECK(first_byte(**newer) == std::byte(3));
   REQUIRE((*newer)->close());
-  REQUIRE((*reader)->close());
-  // With no reader left, a due checkpoint is not put off.
+  // The expired reader, left open, gave its lock back with its snapshot: it
+  // holds no later checkpoint off.
   REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(4)), 0));
   REQUIRE((*writer)->commit());
   CHECK((*writer)->stats().checkpoints == 2);
+  first_byte(**reader, &why);
+  CHECK(why.code() == Code::kExpired);
+  REQUIRE((*reader)->close());
+  // With no reader left, a due checkpoint is not put off.
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(5)), 0));
+  REQUIRE((*writer)->commit());
+  CHECK((*writer)->stats().checkpoints == 3);
   REQUIRE((*writer)->close());
 }
 
