@@ -233,6 +233,7 @@ bool busy_step(hid_t f, hid_t series, uint64_t s) {
   hid_t g = H5Gcreate2(f, busy_step_name(s).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   bool ok = g >= 0 && write_data(g, s, 0);
   if (g >= 0) H5Gclose(g);
+  if (ok && s >= kBusyKept) ok = H5Ldelete(f, busy_step_name(s - kBusyKept).c_str(), H5P_DEFAULT) >= 0;
   if (ok && s >= kBusyReuseAge) {
     hid_t old = H5Gopen2(f, busy_step_name(s - kBusyReuseAge).c_str(), H5P_DEFAULT);
     ok = old >= 0 && H5Ldelete(old, "data", H5P_DEFAULT) >= 0 && write_data(old, s - kBusyReuseAge, 1);

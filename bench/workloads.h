@@ -86,10 +86,13 @@ uint64_t write_strided_elements(hid_t file, const StridedShape& shape, Share sha
 // metadata-heavy in HDF5's default (old) format.  Step s makes group
 // /step_NNNNNN holding a 512-double dataset "data" with an attribute
 // "version" 0; deletes step s-7's dataset and writes it again with 1024
-// doubles and version 1, so that HDF5 reuses the space it freed; appends s
-// to the chunked /series; sets the root's attribute "steps" to s+1.  The
-// caller commits.  busy_value is element k of a step's data.
+// doubles and version 1, so that HDF5 reuses the space it freed; deletes
+// step s-400's group, so that the file (and a reader's walk of it) stays
+// bounded; appends s to the chunked /series; sets the root's attribute
+// "steps" to s+1.  The caller commits.  busy_value is element k of a
+// step's data.
 constexpr int kBusyReuseAge = 7;
+constexpr int kBusyKept = 400;
 std::string busy_step_name(uint64_t step);
 double busy_value(uint64_t step, int version, size_t k);
 hid_t create_busy_series(hid_t file);
