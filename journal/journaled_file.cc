@@ -449,10 +449,9 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
 // After every read of a live snapshot: bytes read after a rewrite began may
 // be the rewrite's, so the read fails rather than return them.
 Status JournaledFile::check_snapshot() const {
-  auto same = registration_->unchanged_since(snapshot_epoch_);
+  auto same = registration_->snapshot_holds(snapshot_epoch_);
   if (!same) return same.status();
   if (*same) return Status::ok();
-  H5J_RETURN_IF_ERROR(registration_->give_up_lock());
   return Status(Code::kExpired,
                 "the snapshot of " + base_->path() + " this handle reads (transaction " +
                     std::to_string(report_.last_txn) + ") is gone after " + seconds_text(registration_->held()) +

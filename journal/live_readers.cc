@@ -261,7 +261,7 @@ Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(
       if (!late_ok) return late_ok.status();
       registered = *late_ok;
     }
-    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(fs, std::move(*file)));
+    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file)));
     file->reset();  // the lock goes with the descriptor, out of the writer's way
     std::this_thread::sleep_for(kPoll);
   }
@@ -285,14 +285,11 @@ Result<bool> ReaderRegistration::unchanged_since(uint64_t epoch) {
   return header->epoch == epoch;
 }
 
-// A descriptor of its own, unlocked, for the checks still to come.
-Status ReaderRegistration::give_up_lock() {
-  if (!locked_) return Status::ok();
-  auto unlocked = fs_.open(file_->path(), OpenMode::kReadOnly, IoEngine::kSync);
-  if (!unlocked) return unlocked.status();
-  file_ = std::move(*unlocked);
-  locked_ = false;
-  return Status::ok();
+Result<bool> ReaderRegistration::snapshot_holds(uint64_t epoch) {
+  if (!file_) return false;
+  auto same = unchanged_since(epoch);
+  if (same && !*same) file_.reset();
+  return same;
 }
 
 }  // namespace h5j

@@ -206,19 +206,20 @@ class ReaderRegistration {
   // gone is a rewrite cut short by a crash.
   // nullopt: the writer has closed the file since this registration.
   Result<std::optional<uint64_t>> stable_epoch(std::chrono::milliseconds wait);
-  // Whether the epoch is still `epoch`: nothing this reader read was rewritten.
+  // Whether the epoch is still `epoch`: nothing this reader read was
+  // rewritten.  For the load, which may try again under a newer epoch.
   Result<bool> unchanged_since(uint64_t epoch);
-  // The lock given back, once this reader's snapshot is gone: it holds no
-  // later checkpoint off.  The registration still reads the epoch.
-  Status give_up_lock();
+  // After the load: whether the snapshot loaded under `epoch` still holds.
+  // Once it does not, it never will again (a later writer's readers file may
+  // reach the same epoch), and the lock goes with the descriptor: a snapshot
+  // that is gone holds no later checkpoint off.
+  Result<bool> snapshot_holds(uint64_t epoch);
   // How long this reader has held its registration.
   std::chrono::steady_clock::duration held() const { return std::chrono::steady_clock::now() - registered_; }
 
  private:
-  ReaderRegistration(FileSystem& fs, std::unique_ptr<File> file) : fs_(fs), file_(std::move(file)) {}
-  FileSystem& fs_;
-  std::unique_ptr<File> file_;  // holds the shared lock until the epoch moves
-  bool locked_ = true;
+  explicit ReaderRegistration(std::unique_ptr<File> file) : file_(std::move(file)) {}
+  std::unique_ptr<File> file_;  // holds the shared lock; null once the snapshot is gone
   std::chrono::steady_clock::time_point registered_ = std::chrono::steady_clock::now();
 };
 
