@@ -56,6 +56,13 @@ class File {
   // Whether a handle in this process holds this file's exclusive lock.
   // Asks without locking.
   virtual bool locked_by_this_process() { return false; }
+  // A shared lock on the one byte at `offset`: an open file description
+  // lock, independent of try_lock's, that goes when this handle closes.
+  // kUnsupported where the file system has no byte-range lock.
+  virtual Status lock_byte_shared(uint64_t /*offset*/) { return Status(Code::kUnsupported, "no byte-range locks"); }
+  // Whether another handle holds a lock on the byte at `offset`.  Asks
+  // without locking.  kUnsupported as above.
+  virtual Result<bool> byte_locked(uint64_t /*offset*/) { return Status(Code::kUnsupported, "no byte-range locks"); }
   // Extended attributes: nullopt when absent or unsupported by the filesystem.
   virtual Result<std::optional<std::string>> get_xattr(const std::string& name) = 0;
   // Returns false (not an error) when the filesystem has no xattrs.

@@ -122,13 +122,6 @@ Status JournaledFile::open_for_read() {
     journal_.reset();
     return Status::ok();
   }
-  // A reader keeps no lock on the journal: that is the writer's.  It
-  // registers with the readers file, which a writer, live or yet to come,
-  // consults.
-  auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path,
-                                                           opts_.reader_wait.count() > 0);
-  if (!registration) return registration.status();
-  registration_ = std::move(*registration);
   H5J_RETURN_IF_ERROR(load_snapshot());
   if (!plan_) return Status::ok();
   image_.raw = std::move(plan_->raw);
@@ -138,34 +131,31 @@ Status JournaledFile::open_for_read() {
   return Status::ok();
 }
 
-// A rewrite under way, or coming, is waited for, so that the snapshot is
-// not one that expires as the rewrite ends; one a crash cut short never ends.
-std::chrono::milliseconds JournaledFile::rewrite_wait() const {
-  return std::min(opts_.reader_wait, std::chrono::milliseconds(2000));
-}
-
+// A reader keeps no lock on the journal: that is the writer's.  It
+// registers with the readers file, which a writer, live or yet to come,
+// consults, and loads its snapshot under the epoch it registered at.
 Status JournaledFile::load_snapshot() {
-  if (!registration_) return load_journal();  // a journal without a readers file: unguarded
-  report_.live_snapshot = true;
   constexpr int kAttempts = 100;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    auto epoch = registration_->stable_epoch(rewrite_wait());
-    if (!epoch) return epoch.status();
+    auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path, opts_.reader_wait);
+    if (!registration) return registration.status();
+    registration_ = std::move(*registration);
     plan_.reset();
-    if (!*epoch) {  // its writer has closed it: read as a closed file is, under HDF5's lock
-      registration_.reset();
-      report_.live_snapshot = false;
-      return load_journal();
-    }
+    // No readers file (a writer of an older h5journal): unguarded.  A closed
+    // one: read as a closed file is, under HDF5's lock.
+    if (!registration_) return load_journal();
+    report_.live_snapshot = true;
     Status loaded = load_journal();
-    auto same = registration_->unchanged_since(**epoch);
+    auto same = registration_->unchanged_since(registration_->epoch());
     if (!same) return same.status();
     if (*same) {
-      snapshot_epoch_ = **epoch;
+      snapshot_epoch_ = registration_->epoch();
       return loaded;
     }
     // Rewritten while it was read: what was read may be a mixture, and even
-    // a failure may be one.  Again, from the rewrite's new generation.
+    // a failure may be one.  Again, registered anew: the writer that moved
+    // on has not seen this reader in its new generation.
+    report_.live_snapshot = false;
   }
   return Status(Code::kBusy, "no snapshot of " + base_->path() + ": its writer rewrote it " +
                                  std::to_string(kAttempts) + " times while this open read " + opts_.journal_path,

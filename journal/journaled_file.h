@@ -173,7 +173,6 @@ class JournaledFile : private RecoveredImage {
   // reads of one epoch of the readers file (live_readers.h).
   Status load_snapshot();
   // How long a reader's open waits for a writer's rewrite to end.
-  std::chrono::milliseconds rewrite_wait() const;
   Status check_snapshot() const;
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.

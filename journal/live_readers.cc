@@ -17,9 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kPoll(1);
-// A reader held off by a writer of an older h5journal, which gives no
-// deadline, waits at most this long.
-constexpr std::chrono::milliseconds kLegacyHeldOffWait(2000);
+// A reader waits at most this long for a rewrite under way, or for a writer
+// of an older h5journal that holds it off with no deadline.
+constexpr std::chrono::milliseconds kMostPatience(2000);
 
 struct Header {
   uint64_t epoch = 0;
@@ -73,14 +73,21 @@ bool writer_gone(const Header& h) {
   return ::kill(pid_t(h.writer_pid), 0) != 0 && errno == ESRCH;
 }
 
-// Whether a reader that finds `h` may register: readers are welcome, the
-// writer is gone, or (a writer of an older h5journal) `legacy_deadline` has passed.
-bool welcome(const Header& h, Clock::time_point legacy_deadline) {
-  if (h.state != ReadersState::kHeldOff || writer_gone(h)) return true;
-  return !h.has_deadline && Clock::now() >= legacy_deadline;
-}
+// Whether a reader that finds `h` registers: now, late (THE WRITER'S RULE),
+// or not yet.  A rewrite under way is waited for until `patience`, so that
+// the snapshot is not one that expires as it ends (one that a dead writer
+// cut short never ends); so is a writer of an older h5journal, which holds
+// readers off with no deadline.
+enum class Admission { kNotYet, kNow, kLate };
 
-bool late(const Header& h) { return h.has_deadline && h.until_ns != 0 && wall_ns(WallClock::now()) >= h.until_ns; }
+Admission admit(const Header& h, Clock::time_point patience) {
+  bool patient = Clock::now() < patience;
+  if (writer_gone(h)) return Admission::kNow;
+  if (h.epoch % 2 == 1 && patient) return Admission::kNotYet;
+  if (h.state != ReadersState::kHeldOff) return Admission::kNow;
+  if (!h.has_deadline) return patient ? Admission::kNotYet : Admission::kNow;
+  return h.until_ns != 0 && wall_ns(WallClock::now()) >= h.until_ns ? Admission::kLate : Admission::kNotYet;
+}
 
 }  // namespace
 
@@ -118,10 +125,14 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
   return readers;
 }
 
-// A probe on a descriptor of its own, closed at once: the lock goes with it.
+// A probe on a descriptor of its own, closed at once: a lock it takes goes
+// with it.  The generation's byte is asked about without a lock.
 bool ReadersFile::readers_present() {
   auto probe = fs_.open(path_, OpenMode::kReadWrite, IoEngine::kSync);
-  return probe && (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
+  if (!probe) return false;
+  auto of_this_generation = (*probe)->byte_locked(generation_lock_byte(epoch_));
+  if (of_this_generation) return *of_this_generation;
+  return (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
 }
 
 Result<bool> ReadersFile::put_off_checkpoint(std::chrono::milliseconds reader_wait) {
@@ -226,13 +237,19 @@ Status lock_shared(File& file) {
   return locked.code() == Code::kUnsupported ? Status::ok() : locked;
 }
 
-// Registers late under `h`: the mark written, then the header read again.
-// False if the writer wrote a new header meanwhile, or the mark cannot be
-// written (a reader without write permission waits for the writer instead).
-Result<bool> register_late(File& file, const Header& h) {
-  std::array<std::byte, 8> mark{};
-  put_u64(mark.data(), wall_ns(WallClock::now()));
-  if (!file.write_at(kReadersWriterBytes, mark)) return false;
+// Registers under `h`: its generation's byte locked, then (`late`) the
+// mark written, then the header read again.  False if the writer wrote a
+// new header meanwhile (its probe may have come before the lock), or the
+// mark cannot be written (a reader without write permission waits for the
+// writer instead).
+Result<bool> register_under(File& file, const Header& h, bool late) {
+  Status held = file.lock_byte_shared(generation_lock_byte(h.epoch));
+  if (!held && held.code() != Code::kUnsupported) return held;
+  if (late) {
+    std::array<std::byte, 8> mark{};
+    put_u64(mark.data(), wall_ns(WallClock::now()));
+    if (!file.write_at(kReadersWriterBytes, mark)) return false;
+  }
   auto again = read_header(file);
   if (!again) return again.status();
   again->late_mark = h.late_mark;
@@ -243,38 +260,23 @@ Result<bool> register_late(File& file, const Header& h) {
 
 Result<std::unique_ptr<ReaderRegistration>> ReaderRegistration::register_reader(FileSystem& fs,
                                                                                 const std::string& journal_path,
-                                                                                bool wait) {
-  auto legacy_deadline = Clock::now() + kLegacyHeldOffWait;
+                                                                                std::chrono::milliseconds wait) {
+  auto patience = Clock::now() + std::min(wait, kMostPatience);
   for (;;) {
     auto file = open_for_reader(fs, readers_path_for(journal_path));
     if (!file && file.status().code() == Code::kMissing) return std::unique_ptr<ReaderRegistration>();
     if (!file) return file.status();
     H5J_RETURN_IF_ERROR(lock_shared(**file));
-    // Read under the lock: held off after this read, the writer's probe
-    // finds this reader and waits for it.
     auto header = read_header(**file);
     if (!header) return header.status();
     if (header->state == ReadersState::kClosed) return std::unique_ptr<ReaderRegistration>();
-    bool registered = !wait || welcome(*header, legacy_deadline);
-    if (!registered && late(*header)) {
-      auto late_ok = register_late(**file, *header);
-      if (!late_ok) return late_ok.status();
-      registered = *late_ok;
+    Admission admission = wait.count() == 0 ? Admission::kNow : admit(*header, patience);
+    if (admission != Admission::kNotYet) {
+      auto registered = register_under(**file, *header, admission == Admission::kLate);
+      if (!registered) return registered.status();
+      if (*registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file), header->epoch));
     }
-    if (registered) return std::unique_ptr<ReaderRegistration>(new ReaderRegistration(std::move(*file)));
-    file->reset();  // the lock goes with the descriptor, out of the writer's way
-    std::this_thread::sleep_for(kPoll);
-  }
-}
-
-Result<std::optional<uint64_t>> ReaderRegistration::stable_epoch(std::chrono::milliseconds wait) {
-  auto deadline = Clock::now() + wait;
-  for (;;) {
-    auto header = read_header(*file_);
-    if (!header) return header.status();
-    if (header->state == ReadersState::kClosed) return std::optional<uint64_t>();
-    bool settled = header->epoch % 2 == 0 || writer_gone(*header) || Clock::now() >= deadline;
-    if (settled) return std::optional<uint64_t>(header->epoch);
+    file->reset();  // the locks go with the descriptor, out of the writer's way
     std::this_thread::sleep_for(kPoll);
   }
 }

@@ -26,6 +26,8 @@
 //    36   4  crc32c of the writer's host name, u32
 //    40   8  late mark, u64: written by readers only, the time at which one
 //            registered late
+//    64  64  generation locks: no data; a reader holds a shared lock on byte
+//            64 + (epoch / 2) % 64, the generation its snapshot is of
 // The writer writes bytes 0-39 in one write, and readers only bytes 40-47.
 // The epoch is even while no rewrite is under way, and odd during one; a
 // writer makes it odd before a rewrite's first byte and even again once the
@@ -39,11 +41,16 @@
 // reader that finds it closed registers with no writer and reads the file
 // as a closed file is read, under HDF5's lock.
 //
-// A reader holds a shared lock on the readers file while it is open, loads
-// its snapshot between two reads of the same epoch (waiting for an odd one
-// to turn even while its writer lives), and after every read checks that
-// the epoch has not moved: if it has, the snapshot is gone and the read
-// fails (kExpired) rather than return a mixture.
+// A reader holds a shared lock on the readers file and one on its
+// generation's byte while its snapshot lasts, loads the snapshot between
+// two reads of the same epoch, and after every read checks that the epoch
+// has not moved: if it has, the snapshot is gone, the read fails (kExpired)
+// rather than return a mixture, and the locks go.  The writer asks only
+// whether a reader holds the byte of the generation it is about to rewrite:
+// a reader whose snapshot is of an older generation has already expired,
+// and waiting for it (an interactive session left open on the file, say)
+// would hold every checkpoint off for nothing.  Where the file system has
+// no byte-range lock, the whole-file lock stands in, and any reader counts.
 //
 // THE WRITER'S RULE, in time.  A checkpoint comes due at a commit; the
 // writer holds new readers off and probes the lock (a probe, given back at
@@ -86,9 +93,10 @@
 //     until its last check, no byte it read was rewritten, or the epoch
 //     moved.
 //   - A writer holds new readers off before it probes, and a reader reads
-//     the header only once it holds its lock: so a reader either holds the
-//     lock at the probe, and is waited for, or finds itself held off.  A
-//     probe that finds no reader is not undone by one that comes after it.
+//     the header again once it holds its generation's byte, and registers
+//     only if nothing changed: so a reader either holds the byte at the
+//     probe, and is waited for, or finds itself held off.  A probe that
+//     finds no reader is not undone by one that comes after it.
 //   - A reader registers late only under a header it read again after
 //     writing the mark, and the writer reads the mark only after writing a
 //     new header: so the writer sees every late registration that stands.
@@ -134,6 +142,11 @@ inline constexpr size_t kReadersFileSize = 48;
 inline constexpr size_t kReadersWriterBytes = 40;  // what the writer writes; readers write the rest
 inline constexpr size_t kReadersFileSizeBeforeState = 16;
 inline constexpr size_t kReadersFileSizeBeforeDeadline = 24;
+inline constexpr uint64_t kGenerationLockFirst = 64;
+inline constexpr uint64_t kGenerationLocks = 64;
+// The byte a reader of a snapshot loaded under `epoch` holds locked.  An odd
+// epoch (a rewrite under way) counts as the generation being rewritten.
+inline uint64_t generation_lock_byte(uint64_t epoch) { return kGenerationLockFirst + (epoch / 2) % kGenerationLocks; }
 enum class ReadersState : uint64_t { kWelcome = 0, kHeldOff = 1, kClosed = 2 };
 using WallClock = std::chrono::system_clock;  // shared by every process of a host, and across coherent hosts
 
@@ -193,19 +206,18 @@ class ReaderRegistration {
   // nullptr (and ok) when the journal has no readers file (a writer of
   // an older h5journal) or a closed one: the snapshot is then unguarded.
   // While a writer holds new readers off, waits for it (THE WRITER'S RULE),
-  // unless `wait` is false: then it registers at once, and its snapshot may
-  // expire at the coming checkpoint.
+  // and while a rewrite is under way, for up to `wait` (at most 2 s); with
+  // `wait` 0 it registers at once, and its snapshot may expire at the
+  // coming checkpoint.  A snapshot loaded under an odd epoch (after the wait,
+  // or with a writer that is gone) is still exact: until the new generation
+  // starts, the journal holds every commit the rewrite is writing into the
+  // file, and a rewrite writes only bytes the journal covers.  It expires at
+  // the rewrite's end.
   static Result<std::unique_ptr<ReaderRegistration>> register_reader(FileSystem& fs, const std::string& journal_path,
-                                                                     bool wait = true);
+                                                                     std::chrono::milliseconds wait);
 
-  // The epoch, once it is even, or at once if its writer is gone, or after
-  // `wait`.  A snapshot loaded under an odd epoch is still exact: until the
-  // new generation starts, the journal holds every commit the rewrite is
-  // writing into the file, and a rewrite writes only bytes the journal
-  // covers.  It expires at the rewrite's end.  An odd epoch whose writer is
-  // gone is a rewrite cut short by a crash.
-  // nullopt: the writer has closed the file since this registration.
-  Result<std::optional<uint64_t>> stable_epoch(std::chrono::milliseconds wait);
+  // The epoch this reader registered under, which its snapshot is loaded at.
+  uint64_t epoch() const { return epoch_; }
   // Whether the epoch is still `epoch`: nothing this reader read was
   // rewritten.  For the load, which may try again under a newer epoch.
   Result<bool> unchanged_since(uint64_t epoch);
@@ -218,8 +230,9 @@ class ReaderRegistration {
   std::chrono::steady_clock::duration held() const { return std::chrono::steady_clock::now() - registered_; }
 
  private:
-  explicit ReaderRegistration(std::unique_ptr<File> file) : file_(std::move(file)) {}
-  std::unique_ptr<File> file_;  // holds the shared lock; null once the snapshot is gone
+  ReaderRegistration(std::unique_ptr<File> file, uint64_t epoch) : file_(std::move(file)), epoch_(epoch) {}
+  std::unique_ptr<File> file_;  // holds the shared locks; null once the snapshot is gone
+  uint64_t epoch_;
   std::chrono::steady_clock::time_point registered_ = std::chrono::steady_clock::now();
 };
 

@@ -91,6 +91,35 @@ Status PosixFile::try_lock(LockMode mode) {
 
 std::optional<int> PosixFile::lock_holder() { return lock_.holder(lock_descriptor()); }
 
+namespace {
+// The errors of a file system without byte-range locks.
+bool no_byte_locks(int err) { return err == ENOSYS || err == ENOLCK || err == EOPNOTSUPP || err == EINVAL; }
+
+struct flock one_byte(short type, uint64_t offset) {
+  struct flock fl = {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = off_t(offset);
+  fl.l_len = 1;
+  return fl;
+}
+}  // namespace
+
+Status PosixFile::lock_byte_shared(uint64_t offset) {
+  struct flock fl = one_byte(F_RDLCK, offset);
+  if (::fcntl(fd_.get(), F_OFD_SETLK, &fl) == 0) return Status::ok();
+  if (errno == EAGAIN || errno == EACCES) return Status(Code::kBusy, path_ + ": a byte is locked", errno);
+  if (no_byte_locks(errno)) return Status(Code::kUnsupported, path_ + ": no byte-range locks", errno);
+  return error(errno, "lock a byte of");
+}
+
+Result<bool> PosixFile::byte_locked(uint64_t offset) {
+  struct flock fl = one_byte(F_WRLCK, offset);
+  if (::fcntl(fd_.get(), F_OFD_GETLK, &fl) == 0) return fl.l_type != F_UNLCK;
+  if (no_byte_locks(errno)) return Status(Code::kUnsupported, path_ + ": no byte-range locks", errno);
+  return error(errno, "test a byte lock of");
+}
+
 static bool xattrs_unsupported(int err) { return err == ENOTSUP || err == EOPNOTSUPP || err == EPERM; }
 
 Result<std::optional<std::string>> PosixFile::get_xattr(const std::string& name) {

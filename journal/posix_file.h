@@ -24,6 +24,8 @@ class PosixFile : public File {
   Result<uint64_t> size() override;
   Status try_lock(LockMode mode) override;
   std::optional<int> lock_holder() override;
+  Status lock_byte_shared(uint64_t offset) override;
+  Result<bool> byte_locked(uint64_t offset) override;
   bool locked_by_this_process() override { return FileLock::held_exclusively_in_process(lock_descriptor()); }
   Result<std::optional<std::string>> get_xattr(const std::string& name) override;
   Result<bool> set_xattr(const std::string& name, const std::string& value) override;

@@ -54,6 +54,8 @@ class FaultFile : public File {
     return in_->try_lock(m);
   }
   std::optional<int> lock_holder() override { return in_->lock_holder(); }
+  Status lock_byte_shared(uint64_t offset) override { return in_->lock_byte_shared(offset); }
+  Result<bool> byte_locked(uint64_t offset) override { return in_->byte_locked(offset); }
   bool locked_by_this_process() override { return in_->locked_by_this_process(); }
   Result<std::optional<std::string>> get_xattr(const std::string& n) override { return in_->get_xattr(n); }
   Result<bool> set_xattr(const std::string& n, const std::string& v) override { return in_->set_xattr(n, v); }

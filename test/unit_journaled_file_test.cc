@@ -964,6 +964,38 @@ TEST_CASE_FIXTURE(FileInDir, "a reader's snapshot holds across commits and a put
   REQUIRE((*writer)->close());
 }
 
+// A session left open on the file, idle: its snapshot expired at the first
+// checkpoint after its window, and it holds no later checkpoint off, though
+// it never reads again to learn so (its generation's byte is not the one
+// the writer asks about).
+TEST_CASE_FIXTURE(FileInDir, "an idle reader whose snapshot expired holds off no later checkpoint") {
+  opts.checkpoint_bytes = 64 << 10;
+  opts.reader_wait = std::chrono::milliseconds(200);
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200 << 10, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  auto idle = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(idle);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(2)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->stats().checkpoints == 0);  // a window for it
+  std::this_thread::sleep_for(opts.reader_wait + std::chrono::milliseconds(50));
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(3)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->stats().checkpoints == 1);  // the window is over: it expires
+  for (int i = 2; i <= 4; ++i) {
+    REQUIRE((*writer)->write(0, std::vector<std::byte>(100 << 10, std::byte(3 + i)), 0));
+    REQUIRE((*writer)->commit());
+    CHECK((*writer)->stats().checkpoints == uint64_t(i));  // at once, not after a window
+  }
+  Status why;
+  first_byte(**idle, &why);
+  CHECK(why.code() == Code::kExpired);
+  REQUIRE((*idle)->close());
+  REQUIRE((*writer)->close());
+}
+
 TEST_CASE_FIXTURE(FileInDir, "while a checkpoint waits for a reader, a new reader waits for the checkpoint") {
   opts.checkpoint_bytes = 64 << 10;
   opts.reader_wait = std::chrono::milliseconds(2000);
