@@ -339,8 +339,8 @@ json finish_reader(const PollingReader& r) {
 
 // Commits for `seconds` while `readers` processes ("reader-poll") open the
 // file, read its last step and close it, in a loop.  Each commit is W4's
-// step of 8 KiB, or with `busy` bench::busy_step: tens of KiB of metadata
-// rewritten, which at 1 MiB checkpoints brings a checkpoint every few commits.
+// step of 8 KiB, or with `busy` bench::busy_step: about 32 KiB of metadata,
+// which at 1 MiB checkpoints brings a checkpoint every few dozen commits.
 json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, bool busy,
                  const std::string& self) {
   const hsize_t width = 8 * 1024 / sizeof(double);

@@ -221,10 +221,9 @@ class Bench:
     def live_readers(self):
         """A reader's open latency against the journal's size (a journal
         left by make-journal); W4's commit rate with 0, 1 and 4 readers
-        polling, the reader counts alternating; and the busy writer's (some
-        45 KiB of metadata a commit on average over its first 2,000, more as
-        the root group grows; checkpoint_bytes=1M: a checkpoint
-        every few commits) with 0 and 4, and each reader's opens."""
+        polling, the reader counts alternating; and the busy writer's (about
+        32 KiB of metadata a commit; checkpoint_bytes=1M: a checkpoint every
+        few dozen commits) with 0 and 4, and each reader's opens."""
         opens = {}
         for mib in self.size("reader_open_mib"):
             path = self.fresh("live.h5")
@@ -578,7 +577,7 @@ def report_live_readers(rep, opens, rates, busy):
     # Each reader opens, reads the series' last element and closes, in a
     # loop; an open that fails had its snapshot cut off.
     base = median(busy[0], "commits_per_second")
-    rep.add("The busy writer (bench::busy_step, 45 KiB of metadata a commit on average, growing with the root group) at checkpoint_bytes=1M, "
+    rep.add("The busy writer (bench::busy_step, about 32 KiB of metadata a commit) at checkpoint_bytes=1M, "
             "beside 0 and 4 polling readers:", "")
     rep.table(["polling readers", "busy commits/s", "vs none", "reader opens", "opens that read their commit"],
               [[str(n), f"{median(s, 'commits_per_second'):.0f}", f"{median(s, 'commits_per_second') / base:.2f}x",
