@@ -53,8 +53,9 @@
 // no byte-range lock, the whole-file lock stands in, and any reader counts.
 //
 // THE WRITER'S RULE, in time.  A checkpoint comes due at a commit; the
-// writer holds new readers off and probes the lock (a probe, given back at
-// once): free, nobody has a snapshot, and it checkpoints.  Held, it puts the
+// writer holds new readers off and asks whether the generation's byte is
+// locked (F_OFD_GETLK, which takes no lock): free, nobody has a snapshot of
+// this generation, and it checkpoints.  Held, it puts the
 // checkpoint off for reader_wait, going on committing into a journal that
 // grows, and checkpoints at the first commit that finds the readers gone or
 // the window over.  New readers wait, outside the lock, for the checkpoint's
