@@ -17,6 +17,7 @@
 #include <map>
 #include <thread>
 
+#include "config.h"
 #include "exit_status.h"
 #include "file_set.h"
 #include "recover_one.h"
@@ -208,6 +209,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // Asked here, before the workers start: HDF5's property lists are not
+  // thread-safe (workers calling this at once corrupted its free lists).
+  o.recover.require_locks = file_locking(H5P_FILE_ACCESS_DEFAULT).required();
   // One bar at a time: only a single recovery draws one.
   o.recover.progress = !o.quiet && !o.as_json && isatty(STDERR_FILENO) && (jobs == 1 || files->size() == 1);
   return report(o, *files, recover_all(*files, o.recover, jobs));

@@ -278,7 +278,7 @@ Outcome recover_one(const std::string& file, const RecoverOptions& o) {
   JournalOptions opts = journal_options_for(file, config_for(o), posix_filesystem());
   opts.journal_path = journal;
   opts.recovery_mode = mode;
-  opts.require_locks = file_locking(H5P_FILE_ACCESS_DEFAULT).required();  // HDF5_USE_FILE_LOCKING, as HDF5's tools
+  opts.require_locks = o.require_locks;
   return o.check ? check(file, journal, opts) : replay(file, journal, opts, o, log_form);
 }
 

@@ -20,6 +20,9 @@ struct RecoverOptions {
   bool discard_journal = false;  // keep the file as it is; drop its journal
   bool progress = false;    // a progress bar on the terminal for a large journal
   unsigned reader_wait_ms = 5000;  // --reader-wait: how long recovery lets live readers finish
+  // HDF5_USE_FILE_LOCKING=TRUE, as HDF5's tools read it: asked once, before
+  // the workers start, for HDF5 is not thread-safe.
+  bool require_locks = false;
 };
 
 // What became of one file.  `status` is an ExitStatus; `what` is the word
