@@ -169,10 +169,11 @@ class JournaledFile : private RecoveredImage {
   // A writer that owns the journal of a file a crashed writer left
   // write-protected gives the permission back and opens it for writing.
   Status take_over_protected_file();
-  // A read-only open's image: the journal's last commit, loaded between two
-  // reads of one epoch of the readers file (live_readers.h).
+  // A read-only open's image: the journal's last commit, loaded under the
+  // epoch of the readers file it registered at, and registered anew if a
+  // rewrite moved that epoch meanwhile (live_readers.h).
   Status load_snapshot();
-  // How long a reader's open waits for a writer's rewrite to end.
+  // After every read of a live snapshot: kExpired once a rewrite began.
   Status check_snapshot() const;
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
@@ -185,6 +186,7 @@ class JournaledFile : private RecoveredImage {
   // recovery): with `wait`, live readers get up to reader_wait to leave;
   // then their snapshots expire.  end_rewrite once the new generation is in place.
   Status begin_rewrite(bool wait);
+  // begin_rewrite's wait, told to on_reader_wait.
   Status wait_for_readers();
   Status end_rewrite();
   // Whether a due checkpoint is put off for live readers (live_readers.h).
