@@ -63,10 +63,12 @@ Status JournaledFile::begin_rewrite(bool wait) {
 }
 
 Status JournaledFile::wait_for_readers() {
-  if (readers_->readers_present() && opts_.on_reader_wait)
-    opts_.on_reader_wait("live readers have " + base_->path() + " open through h5journal: waiting up to " +
-                         seconds_text(opts_.reader_wait) + " (reader_wait) for them to close");
-  auto waited = readers_->wait_for_readers(opts_.reader_wait);
+  auto waiting = [this] {
+    if (opts_.on_reader_wait)
+      opts_.on_reader_wait("live readers have " + base_->path() + " open through h5journal: waiting up to " +
+                           seconds_text(opts_.reader_wait) + " (reader_wait) for them to close");
+  };
+  auto waited = readers_->wait_for_readers(opts_.reader_wait, waiting);
   if (!waited) return waited.status();
   if (!waited->readers || !opts_.on_reader_wait) return Status::ok();
   opts_.on_reader_wait(waited->outlasted ? "live readers still had " + base_->path() + " open after " +

@@ -155,11 +155,13 @@ Result<bool> ReadersFile::put_off_checkpoint(std::chrono::milliseconds reader_wa
   return false;
 }
 
-Result<ReadersFile::Wait> ReadersFile::wait_for_readers(std::chrono::milliseconds wait) {
+Result<ReadersFile::Wait> ReadersFile::wait_for_readers(std::chrono::milliseconds wait,
+                                                        const std::function<void()>& waiting) {
   auto start = Clock::now();
   H5J_RETURN_IF_ERROR(hold_off_until(WallClock::now() + 2 * wait));
   Wait w;
   while (readers_present()) {
+    if (!w.readers && waiting) waiting();
     w.readers = true;
     if (Clock::now() - start >= wait) {
       w.outlasted = true;

@@ -167,13 +167,14 @@ class ReadersFile {
   // from the first call until end_rewrite.
   Result<bool> put_off_checkpoint(std::chrono::milliseconds reader_wait);
   // Before a close or a recovery: holds new readers off and waits until no
-  // reader holds a snapshot, or `wait` has passed.
+  // reader holds a snapshot, or `wait` has passed.  `waiting` is told once,
+  // when the first probe finds readers.
   struct Wait {
     bool readers = false;  // some were present
     bool outlasted = false;  // some were still present when the wait ended
     std::chrono::milliseconds waited{0};
   };
-  Result<Wait> wait_for_readers(std::chrono::milliseconds wait);
+  Result<Wait> wait_for_readers(std::chrono::milliseconds wait, const std::function<void()>& waiting);
   // The epoch made odd: a rewrite begins, and any snapshot still open expires.
   Status begin_rewrite();
   // The epoch made even, and new readers let in: the new generation is in place.
