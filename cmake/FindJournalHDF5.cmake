@@ -2,6 +2,8 @@
 # however it provides itself.  Defines
 #   h5journal_hdf5          an interface target: HDF5's headers and library
 #                           (and MPI's, for a parallel HDF5)
+#   h5journal_hdf5_headers  HDF5's headers alone (and MPI), for the driver,
+#                           which calls the HDF5 that loads it
 #   H5JOURNAL_HDF5_VERSION  its version, read from its own H5public.h
 #   H5JOURNAL_PARALLEL      ON exactly when its H5pubconf.h has H5_HAVE_PARALLEL
 #   H5JOURNAL_HDF5_FROM     "config" or "pkg-config": how it was found
@@ -24,6 +26,7 @@ Elsewhere pass -DHDF5_ROOT=<prefix>, -Dhdf5_DIR=<dir with hdf5-config.cmake> or 
 
 if(NOT TARGET h5journal_hdf5)
   add_library(h5journal_hdf5 INTERFACE)
+  add_library(h5journal_hdf5_headers INTERFACE)
 endif()
 find_package(PkgConfig)
 
@@ -90,7 +93,9 @@ if(H5JOURNAL_PARALLEL)
                         "apt-get install libmpich-dev (the MPI Debian's libhdf5-mpich-dev is built with)")
   endif()
   target_link_libraries(h5journal_hdf5 INTERFACE MPI::MPI_C)
+  target_link_libraries(h5journal_hdf5_headers INTERFACE MPI::MPI_C)
 endif()
+target_include_directories(h5journal_hdf5_headers SYSTEM INTERFACE ${_hdf5_includes})
 if(H5JOURNAL_HDF5_FROM STREQUAL "config")
   target_link_libraries(h5journal_hdf5 INTERFACE ${_hdf5_target})
 else()

@@ -17,7 +17,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE_DIR/ccache} CCACHE_BASEDIR=$ROOT_DIR CCAC
 PACKAGES=(build-essential cmake pkg-config dpkg-dev util-linux python3
           libmpich-dev mpich liburing-dev libssl-dev libisal-dev
           doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev clang-14 libclang-rt-14-dev
-          python3-matplotlib ccache)
+          python3-matplotlib ccache patchelf help2man)
 
 say() { echo "==> $*"; }
 

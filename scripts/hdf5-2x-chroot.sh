@@ -18,7 +18,7 @@ MIRROR=http://deb.debian.org/debian
 PACKAGES=(build-essential cmake pkg-config file ccache
           libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
           liburing-dev libisal-dev libssl-dev doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-          python3 python3-h5py python3-h5py-serial python3-pytest python3-numpy)
+          python3 python3-h5py python3-h5py-serial python3-pytest python3-numpy patchelf)
 
 log() { echo "[hdf5-2x-chroot] $*" >&2; }
 

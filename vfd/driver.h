@@ -22,9 +22,9 @@ H5JOURNAL_API hid_t register_driver_with(FileSystem& fs);
 // The driver's class, as the plugin hands it to HDF5.
 const H5FD_class_t& journal_driver_class();
 
-// Why the HDF5 library containing `caller` cannot use this build of the
-// driver (another major.minor, or serial against parallel), or "" if it can
-// or cannot be told (plugin_check.cc).
+// Why the HDF5 library containing `caller` cannot run this build of the
+// driver (another major.minor, serial against parallel, a symbol it lacks,
+// another copy than the one bound), or "" if it can (plugin_check.cc).
 std::string plugin_mismatch(const void* caller);
 
 }  // namespace h5j

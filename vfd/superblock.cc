@@ -5,10 +5,7 @@
 #include <vector>
 
 #include "coding.h"
-
-// HDF5's metadata checksum (Jenkins lookup3), exported by libhdf5.  Using the
-// library's own function keeps our superblock checksums identical to its.
-extern "C" uint32_t H5_checksum_metadata(const void* data, size_t len, uint32_t initval);
+#include "hdf5_private.h"  // H5_checksum_metadata: HDF5's own, so our checksums are identical to its
 
 namespace h5j {
 namespace {

@@ -5,12 +5,7 @@
 #include <algorithm>
 #include <string>
 
-// HDF5's API context is private, but these functions are exported from
-// libhdf5 and are how mpio (H5FDmpio.c, H5FD__mpio_read/write) learns the
-// layout of a collective transfer; there is no public route.
-extern "C" herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t* io_xfer_mode);
-extern "C" herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype* btype, MPI_Datatype* ftype);
-extern "C" herr_t H5CX_get_mpio_coll_opt(H5FD_mpio_collective_opt_t* mpio_coll_opt);
+#include "hdf5_private.h"
 
 namespace h5j {
 namespace {

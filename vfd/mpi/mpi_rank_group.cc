@@ -7,17 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include "hdf5_private.h"
 #include "mpi_datatype.h"
 #include "mpi_session.h"
-
-// HDF5's property lists are private below the API.  The public setter
-// refuses a library default list (HDF5 2.x: "property list is a default
-// list"), and a file opened with H5P_DEFAULT hands the driver that list.
-// These are exported from libhdf5, as H5CX_* are (mpi_datatype.cc).
-struct H5P_genplist_t;
-extern "C" void* H5I_object(hid_t id);
-extern "C" herr_t H5P_get(H5P_genplist_t* plist, const char* name, void* value);
-extern "C" herr_t H5P_set(H5P_genplist_t* plist, const char* name, const void* value);
 
 namespace h5j {
 namespace {
