@@ -131,9 +131,27 @@ void* symbol_in(void* lib, const void* base, const char* name) {
   return address;
 }
 
+// Where the bound library's code finds variable `name`.  A program linked
+// with that library may hold the variable itself (a copy relocation: the
+// program read it, through a macro such as H5P_FILE_ACCESS), and the
+// library then uses the program's copy, which only the global scope finds.
+// A library outside the global scope (a wheel's, loaded RTLD_LOCAL) has no
+// such copy.
+void* variable_in(void* lib, const LoadedHdf5& library, const char* name) {
+  Dl_info info{};
+  void* h5open = dlsym(RTLD_DEFAULT, "H5open");
+  bool global = h5open != nullptr && dladdr(h5open, &info) != 0 && info.dli_fbase == library.base;
+  if (!global) return symbol_in(lib, library.base, name);
+  void* address = dlsym(RTLD_DEFAULT, name);
+  void* program = dlopen(nullptr, RTLD_LAZY);
+  bool in_program = address != nullptr && dlsym(program, name) == address;
+  dlclose(program);
+  return in_program ? address : symbol_in(lib, library.base, name);
+}
+
 template <typename T>
-void take(void* lib, Binding& b, T& slot, const char* name) {
-  slot = reinterpret_cast<T>(symbol_in(lib, b.library.base, name));
+void found(Binding& b, T& slot, void* address, const char* name) {
+  slot = reinterpret_cast<T>(address);
   if (slot == nullptr) b.library.missing += (b.library.missing.empty() ? "" : ", ") + std::string(name);
 }
 
@@ -146,10 +164,10 @@ bool bind(const void* code, Binding& b) {
   // linked in statically is the global scope's first object.
   void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   if (lib == nullptr) lib = dlopen(nullptr, RTLD_LAZY);
-#define H5J_TAKE(ret, name, params, args) take(lib, b, b.functions.name, #name);
+#define H5J_TAKE(ret, name, params, args) found(b, b.functions.name, symbol_in(lib, b.library.base, #name), #name);
   H5J_FUNCTIONS(H5J_TAKE)
 #undef H5J_TAKE
-#define H5J_TAKE(name) take(lib, b, b.variables.name, #name);
+#define H5J_TAKE(name) found(b, b.variables.name, variable_in(lib, b.library, #name), #name);
   H5J_VARIABLES(H5J_TAKE)
 #undef H5J_TAKE
   return true;  // the handle stays open: the driver calls into it from now on
