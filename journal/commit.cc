@@ -15,6 +15,8 @@
 // commit, as it would without the checkpoint.
 #include <unistd.h>
 
+#include <array>
+
 #include "journaled_file.h"
 
 namespace h5j {
@@ -40,11 +42,22 @@ Status JournaledFile::commit() {
 
 Status JournaledFile::commit_and_checkpoint() {
   H5J_RETURN_IF_ERROR(commit_transaction());
-  if (!checkpoint_due()) return Status::ok();
+  if (!checkpoint_due() && !first_superblock_committed()) return Status::ok();
   auto deferred = defer_checkpoint();
   if (!deferred || *deferred) return deferred.status();
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
   return checkpoint();
+}
+
+// A file created empty holds nothing on disk until a checkpoint, so the
+// first commit that holds HDF5's superblock is one: from then on the file
+// passes netCDF's format check, which reads the signature itself, and
+// readers without the driver find it guarded (superblock_guard.h).
+bool JournaledFile::first_superblock_committed() {
+  if (!base_empty_ || !first_commit_done_) return false;
+  std::array<std::byte, kSuperblockVersionOffset + 1> head{};
+  if (image_.logical_size < head.size() || !read_layers(0, head)) return false;
+  return is_hdf5_head(head);
 }
 
 // A due checkpoint waits while live readers hold snapshots, so that a
@@ -190,6 +203,7 @@ Status JournaledFile::checkpoint() {
 // data logs start empty.
 Status JournaledFile::end_checkpoint() {
   image_.start_generation();
+  base_empty_ = false;
   unwritten_.forget_declared();  // the new generation has no ZERO records for them
   ++stats_.checkpoints;
   const JournalHeader& h = writer_->header();
@@ -223,26 +237,13 @@ Status JournaledFile::close_materialized() {
   return end_close();
 }
 
-// The file's first 8 bytes go into the journal, in a last committed
-// transaction, and only then is the guard written over them in the file:
-// a crash in between leaves the journal holding what the file still holds.
-// The journal and data log stay, bound to the file as after a crash.
+// The journal and data log stay, bound to the file as after a crash, and
+// the superblock's guard says so (superblock_guard.h): h5recover tells this
+// file from a crashed one by it, and readers without the driver refuse it.
 Status JournaledFile::close_in_log_form() {
   H5J_RETURN_IF_ERROR(commit_and_checkpoint());
-  if (image_.logical_size >= sizeof kLogFormGuard) {
-    std::array<std::byte, sizeof kLogFormGuard> head;
-    H5J_RETURN_IF_ERROR(read_layers(0, head));
-    H5J_RETURN_IF_ERROR(begin_transaction());
-    H5J_RETURN_IF_ERROR(journal_bytes(0, head, 0));
-    dirty_ = true;
-    // No checkpoint here: it would start a generation without these bytes.
-    H5J_RETURN_IF_ERROR(commit_transaction());
-    H5J_RETURN_IF_ERROR(mark_applying());  // left set: the file stays as after a crash
-    H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
-    H5J_RETURN_IF_ERROR(base_->write_at(0, std::as_bytes(std::span(kLogFormGuard))));
-    if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
-    H5J_RETURN_IF_ERROR(end_rewrite());  // readers from now on read the log form's journal
-  }
+  H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
+  if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   writer_.reset();
   data_logs_.stop();
   return Status::ok();
@@ -264,6 +265,10 @@ Status JournaledFile::end_close() {
   closed_ = true;
   bool bound = binding_set_ || report_.journal_found;
   bool durable = opts_.ring.durable;
+  // The guard comes off once the image is durable, and before the journal
+  // goes: a plain reader then reads exactly the last commit.
+  if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_data());
+  H5J_RETURN_IF_ERROR(base_->unguard());
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());

@@ -44,7 +44,7 @@ OpenMode open_mode(Access a) {
 }  // namespace
 
 JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
-    : base_(std::move(base)),
+    : base_(std::make_unique<SuperblockGuardFile>(std::move(base))),
       opts_(std::move(opts)),
       read_only_(read_only),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
@@ -204,7 +204,7 @@ Status JournaledFile::take_over_protected_file() {
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   auto base = opts_.fs->open(base_->path(), OpenMode::kReadWrite, IoEngine::kSync);
   if (!base) return base.status();
-  base_ = std::move(*base);
+  base_ = std::make_unique<SuperblockGuardFile>(std::move(*base));
   write_denied_ = Status::ok();
   // Protected again at once, so that an open refused further on (a file
   // that never committed) leaves the file as it found it.
@@ -252,8 +252,14 @@ Status JournaledFile::truncate_for_create() {
 Status JournaledFile::start_writing() {
   std::array<uint8_t, 16> uuid{};
   uint64_t generation = 1, first_txn = 1;
+  if (report_.journal_found) H5J_RETURN_IF_ERROR(load_journal());
+  // Guarded once the journal is known to be this file's, and before any
+  // write: a replay writes the superblock guarded too.  A file created
+  // empty gets its superblock, guarded, at the first commit that holds it,
+  // which is also a checkpoint (first_superblock_committed).
+  H5J_RETURN_IF_ERROR(base_->guard());
+  if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   if (report_.journal_found) {
-    H5J_RETURN_IF_ERROR(load_journal());
     if (plan_) {
       generation = plan_->summary.header.generation + 1;
       first_txn = std::max(plan_->summary.last_committed_txn + 1, plan_->summary.header.first_txn);
@@ -273,6 +279,7 @@ Status JournaledFile::start_writing() {
     generation = (*binding)->generation + 1;
   }
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
+  base_empty_ = image_.committed_size == 0;
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
   H5J_RETURN_IF_ERROR(end_rewrite());
   H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation

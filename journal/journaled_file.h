@@ -48,6 +48,7 @@
 #include "peer_logs.h"
 #include "replay.h"
 #include "staged_writes.h"
+#include "superblock_guard.h"
 #include "unwritten_space.h"
 
 namespace h5j {
@@ -140,7 +141,9 @@ class JournaledFile : private RecoveredImage {
     s.raw_index_bytes = image_.raw.memory_bytes();
     return s;
   }
-  File& base() { return *base_; }
+  // The HDF5 file, its superblock guarded on disk while this writer works
+  // (superblock_guard.h); reads through it see HDF5's bytes.
+  SuperblockGuardFile& base() { return *base_; }
   const std::string& journal_path() const { return opts_.journal_path; }
   // "uring" or "sync" (io_uring may be unavailable); "none" without a journal open.
   const char* journal_engine() const { return journal_ ? journal_->engine_name() : "none"; }
@@ -245,6 +248,7 @@ class JournaledFile : private RecoveredImage {
   // In-place writes and the data log durable, before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;
+  bool first_superblock_committed();
   Status checkpoint();
   // checkpoint()'s end, once the image is durable in the file.
   Status end_checkpoint();
@@ -269,7 +273,7 @@ class JournaledFile : private RecoveredImage {
   Status publish();
 
   // The files.
-  std::unique_ptr<File> base_;
+  std::unique_ptr<SuperblockGuardFile> base_;
   std::unique_ptr<File> journal_;
   std::unique_ptr<JournalWriter> writer_;  // serial and rank 0: this generation's records
   JournalOptions opts_;
@@ -298,6 +302,7 @@ class JournaledFile : private RecoveredImage {
   bool inplace_unsynced_ = false;   // in-place writes since the last base sync
   bool data_unsynced_ = false;      // data log records since the last data log sync
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
+  bool base_empty_ = false;  // the file holds no checkpoint yet (created empty): checkpoint_due
   bool session_noted_ = false;      // this generation's COMMENT names its writer
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

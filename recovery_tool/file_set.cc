@@ -7,6 +7,7 @@
 #include "binding.h"
 #include "posix_file.h"
 #include "superblock.h"
+#include "superblock_guard.h"
 
 namespace h5j {
 namespace {
@@ -25,7 +26,8 @@ bool is_journal_name(const std::string& name) {
          ends_with(name, ".jnl.replayed");
 }
 
-// An HDF5 superblock, the log-form guard, or a binding to a journal.
+// An HDF5 superblock (guarded or not), the older log-form guard, or a binding
+// to a journal.
 bool looks_journaled_or_hdf5(const std::string& path) {
   auto f = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!f) return true;  // unreadable: let recovery report why
@@ -37,7 +39,8 @@ bool looks_journaled_or_hdf5(const std::string& path) {
   if (binding && binding->has_value()) return true;
   auto size = (*f)->size();
   if (!size) return true;
-  FileImageView view(**f, *size);
+  SuperblockGuardFile file(std::move(*f));  // a guarded superblock reads as HDF5 wrote it
+  FileImageView view(file, *size);
   auto sb = find_superblock(view);
   return sb && sb->has_value();
 }

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "live_readers.h"
 #include "recovery.h"
 #include "superblock.h"
+#include "superblock_guard.h"
 #include "verify.h"
 
 namespace h5j {
@@ -64,9 +66,16 @@ bool holds_at(const std::string& path, uint64_t offset, std::span<const char> by
   return n && *n == found.size() && std::memcmp(found.data(), bytes.data(), found.size()) == 0;
 }
 
-// Whether `file` was closed in log form (materialize=never): the guard at
-// offset 0, its own first bytes in the journal.
-bool in_log_form(const std::string& file) { return holds_at(file, 0, kLogFormGuard); }
+// Whether `file` was closed in log form (materialize=never): its
+// superblock's log-form guard (superblock_guard.h), or the guard an older
+// h5journal wrote over the whole signature (format.h).
+bool in_log_form(const std::string& file) {
+  if (holds_at(file, 0, kLogFormGuard)) return true;
+  auto f = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  std::array<std::byte, kSuperblockVersionOffset + 1> head;
+  auto n = f ? (*f)->read_at(0, head) : Result<size_t>(size_t(0));
+  return n && *n == head.size() && is_guarded_head(head, /*log_form=*/true);
+}
 
 // A file with no journal: clean, or damaged in a way replay cannot help.
 Outcome classify_unjournaled(const std::string& file, const std::string& journal, bool log_form) {

@@ -291,6 +291,14 @@ for _ in 1 2 3 4 5; do
   crashed st.h5 --checkpoint-bytes 131072
   [[ -n $(records st.h5.jnl COMMIT) && $("$recover" st.h5.jnl --list | sed -n 's/^header: generation \([0-9]*\).*/\1/p') -gt 1 ]] && break
 done
+# HDF5 without the driver refuses the crashed file: its superblock is
+# guarded (docs/recovery.md).  Cleared by hand, as a file left by an
+# h5journal without the guard would be, h5copy writes into it.
+cases=$((cases + 1))
+if "$h5bin/h5copy" -i other.h5 -o st.h5 -s /counter -d /copied > plain.txt 2>&1; then
+  fail "stale journal: h5copy without the driver wrote into the guarded crashed file"
+fi
+printf '\x00' | dd of=st.h5 bs=1 seek=8 conv=notrunc status=none
 "$h5bin/h5copy" -i other.h5 -o st.h5 -s /counter -d /copied || fail "stale journal: h5copy into the crashed file failed"
 WATCH="st.h5 st.h5.jnl"
 expect 10 "written by a program without the driver after the crash" yes -- st.h5

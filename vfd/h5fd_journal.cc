@@ -101,7 +101,8 @@ Status check_unjournaled_file_is_clean(FileSystem& fs, const std::string& name, 
   if (!base) return base.status().code() == Code::kMissing ? Status::ok() : base.status();
   auto size = (*base)->size();
   if (!size) return size.status();
-  FileImageView view(**base, *size);
+  SuperblockGuardFile file(std::move(*base));  // a guarded superblock is read as HDF5 wrote it
+  FileImageView view(file, *size);
   auto sb = find_superblock(view);
   if (!sb) return sb.status();
   if (sb->has_value() && marked_open_for_writing(**sb)) return left_open_without_journal(name, journal);
@@ -297,7 +298,7 @@ herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
     return 0;
   }
   // The descriptor of the HDF5 file, for reading or fsync only.
-  auto* posix = dynamic_cast<PosixFile*>(&self(file)->file->base());
+  auto* posix = dynamic_cast<PosixFile*>(&self(file)->file->base().inner());
   if (handle == nullptr || posix == nullptr) return push_error("H5FD_journal_get_handle", H5E_BADVALUE, "no handle");
   static thread_local int fd;
   fd = posix->fd();

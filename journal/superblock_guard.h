@@ -1,0 +1,73 @@
+// The HDF5 file's superblock version byte, guarded on disk while a journal
+// holds the file's last commit.
+//
+// While a journal is bound to a file, the bytes on disk can be older than
+// the last commit (the journal holds the rest), or, after a crash, torn.
+// A reader without the driver (h5dump, netCDF, h5py with sec2) must not
+// take them for the file.  Yet netCDF decides a file's format from its
+// first bytes before HDF5 opens it, and refuses a file without HDF5's
+// signature even through the driver.  So the signature stays, and the byte
+// after it is guarded:
+//
+//   off  HDF5's superblock       guarded
+//     0  \211 H D F \r \n \032 \n  unchanged
+//     8  version (0 to 3)        version | 0x80         (a writer's, or a crash's)
+//                                version | 0x80 | 0x40  (closed in log form)
+//
+// HDF5 refuses a superblock version above its latest ("bad superblock
+// version number"); a version 2 or 3 superblock's checksum fails as well.
+// Only a superblock at offset 0 is guarded: a file with a user block keeps
+// its superblock at 512 or beyond, and is left as it is.
+//
+// Through this File the guard is invisible: a read of byte 8 gets the
+// version, with the guard bits cleared, wherever the file starts with HDF5's
+// signature; while guarding, a write of byte 8 sets the bit.  So the
+// engine's image, fingerprints and replay all see HDF5's bytes, whether the
+// file on disk is guarded or not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "forwarding_file.h"
+
+namespace h5j {
+
+inline constexpr uint64_t kSuperblockVersionOffset = 8;
+inline constexpr std::byte kGuardBit{0x80};
+inline constexpr std::byte kLogFormBit{0x40};
+inline constexpr std::byte kGuardBits = kGuardBit | kLogFormBit;
+
+class SuperblockGuardFile : public ForwardingFile {
+ public:
+  explicit SuperblockGuardFile(std::unique_ptr<File> inner) : ForwardingFile(std::move(inner)) {}
+
+  // From now on writes of byte 8 set the guard bit; the bit is set in the
+  // file now if it holds a superblock at 0.  With `log_form`, the log-form
+  // bit too.
+  Status guard(bool log_form = false);
+  // Clears the guard bits in the file, and stops setting them.
+  Status unguard();
+
+  Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
+  Status write_at(uint64_t offset, std::span<const std::byte> data) override;
+  Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
+
+ private:
+  // Byte 8 as the file holds it, if the file starts with HDF5's signature.
+  Result<std::optional<std::byte>> stored_version_byte();
+  Status store_version_byte(std::byte b);
+
+  std::byte set_bits_{0};  // what writes of byte 8 add: 0 while not guarding
+};
+
+// True if `head` (a file's first bytes) starts with HDF5's signature.
+bool is_hdf5_head(std::span<const std::byte> head);
+// True if `head` (a file's first bytes, at least 9) is a guarded superblock;
+// `log_form` says which guard.
+bool is_guarded_head(std::span<const std::byte> head, bool log_form);
+
+}  // namespace h5j
