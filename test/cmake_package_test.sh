@@ -24,4 +24,10 @@ C
 cmake -S "$work/src" -B "$work/b" -DCMAKE_PREFIX_PATH="$work/prefix;$hdf5_prefix" > /dev/null
 cmake --build "$work/b" > /dev/null
 cd "$work" && ./b/consumer && [[ -f consumer.h5 && ! -e consumer.h5.jnl ]]
-echo "find_package(h5journal) and H5Pset_fapl_journal work from an installed prefix"
+# And with pkg-config.
+cd "$work/src"
+PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib64/pkgconfig:$(ls -d "$work"/prefix/lib/*/pkgconfig 2>/dev/null | tr '\n' ':')" \
+  bash -c 'cc main.c -o "$0" $(pkg-config --cflags --libs h5journal) -Wl,-rpath,$(pkg-config --variable=libdir h5journal)' \
+  "$work/pc_consumer"
+rm -f consumer.h5 && "$work/pc_consumer" && [[ -f consumer.h5 && ! -e consumer.h5.jnl ]]
+echo "find_package(h5journal), pkg-config h5journal and H5Pset_fapl_journal work from an installed prefix"
