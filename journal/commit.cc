@@ -109,18 +109,35 @@ Status JournaledFile::commit_transaction() {
   // then sets the file's binding attribute (made durable by the fsync
   // below): a crash never leaves a binding naming a journal whose name might
   // not have reached the disk.
+  //
+  // The superblock is guarded then too (superblock_guard.h), before this
+  // COMMIT can be durable: from the first commit the journal may hold what
+  // the file lacks.  A file created empty gets its superblock, guarded, at
+  // the first commit that holds one, a checkpoint (first_superblock_committed).
   if (!first_commit_done_) {
     if (opts_.ring.durable) H5J_RETURN_IF_ERROR(sync_names());
     if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
+    H5J_RETURN_IF_ERROR(base_->guard());
   }
   H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
   // What HDF5 allocated and never wrote is zeros at this commit, whatever
   // later writes put there in place (unwritten_space.h).
-  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size))
+  bool declared = false;
+  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size)) {
     H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
+    declared = true;
+  }
   auto file_size = recorded_file_size();
   if (!file_size) return file_size.status();
   H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size, *file_size));
+  // A PLACED write changes the file below what a live reader reads.  A
+  // reader whose snapshot holds this commit reads its ZERO records as
+  // zeros, whatever goes in place; one whose snapshot is older (it loaded
+  // it at the start of the generation, before any ZERO record) would read
+  // the new bytes.  So writes go in place until the next commit only if no
+  // reader holds a snapshot now: probed after this COMMIT, so that a reader
+  // registering later loads a snapshot that holds it.
+  placed_allowed_ = declared && !(readers_ && readers_->readers_present());
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   dirty_ = false;

@@ -252,19 +252,16 @@ Status JournaledFile::truncate_for_create() {
 Status JournaledFile::start_writing() {
   std::array<uint8_t, 16> uuid{};
   uint64_t generation = 1, first_txn = 1;
-  if (report_.journal_found) H5J_RETURN_IF_ERROR(load_journal());
-  // Guarded once the journal is known to be this file's, and before any
-  // write: a replay writes the superblock guarded too.  A file created
-  // empty gets its superblock, guarded, at the first commit that holds it,
-  // which is also a checkpoint (first_superblock_committed).
-  H5J_RETURN_IF_ERROR(base_->guard());
-  if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   if (report_.journal_found) {
+    H5J_RETURN_IF_ERROR(load_journal());
     if (plan_) {
       generation = plan_->summary.header.generation + 1;
       first_txn = std::max(plan_->summary.last_committed_txn + 1, plan_->summary.header.first_txn);
       uuid = plan_->summary.header.uuid;
       H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
+      // The file was guarded when the journal got its first commit; a
+      // replay keeps it so (superblock_guard.h).
+      H5J_RETURN_IF_ERROR(base_->guard());
       H5J_RETURN_IF_ERROR(replay_into_base());
     }
   }

@@ -302,7 +302,8 @@ class JournaledFile : private RecoveredImage {
   bool inplace_unsynced_ = false;   // in-place writes since the last base sync
   bool data_unsynced_ = false;      // data log records since the last data log sync
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
-  bool base_empty_ = false;  // the file holds no checkpoint yet (created empty): checkpoint_due
+  bool base_empty_ = false;
+  bool placed_allowed_ = false;  // declared unwritten space may be written in place (commit_transaction)  // the file holds no checkpoint yet (created empty): checkpoint_due
   bool session_noted_ = false;      // this generation's COMMENT names its writer
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

@@ -87,7 +87,7 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
   uint64_t floor = image_.protected_end();
-  if (addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size())) {
+  if (placed_allowed_ && addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size())) {
     H5J_RETURN_IF_ERROR(write_placed(addr, data));
   } else {
     size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
