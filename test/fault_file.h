@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "file.h"
+#include "forwarding_file.h"
 
 namespace h5j::test {
 
@@ -34,49 +34,36 @@ struct FaultPlan {
   }
 };
 
-class FaultFile : public File {
+class FaultFile : public ForwardingFile {
  public:
-  FaultFile(std::unique_ptr<File> inner, std::shared_ptr<FaultPlan> plan) : in_(std::move(inner)), plan_(plan) {}
-  const std::string& path() const override { return in_->path(); }
-  Result<size_t> read_at(uint64_t o, std::span<std::byte> out) override { return in_->read_at(o, out); }
+  FaultFile(std::unique_ptr<File> inner, std::shared_ptr<FaultPlan> plan)
+      : ForwardingFile(std::move(inner)), plan_(std::move(plan)) {}
   Status write_at(uint64_t o, std::span<const std::byte> d) override {
     if (plan_->write_fails()) return Status::from_errno(plan_->err, "write " + path());
-    return in_->write_at(o, d);
+    return inner().write_at(o, d);
   }
   Status sync_data() override {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fdatasync " + path());
-    return in_->sync_data();
+    return inner().sync_data();
   }
-  Status truncate(uint64_t s) override { return in_->truncate(s); }
-  Result<uint64_t> size() override { return in_->size(); }
   Status try_lock(LockMode m) override {
     plan_->locked.push_back(path());
-    return in_->try_lock(m);
+    return inner().try_lock(m);
   }
-  std::optional<int> lock_holder() override { return in_->lock_holder(); }
-  Status lock_byte_shared(uint64_t offset) override { return in_->lock_byte_shared(offset); }
-  Result<bool> byte_locked(uint64_t offset) override { return in_->byte_locked(offset); }
-  bool locked_by_this_process() override { return in_->locked_by_this_process(); }
-  Result<std::optional<std::string>> get_xattr(const std::string& n) override { return in_->get_xattr(n); }
-  Result<bool> set_xattr(const std::string& n, const std::string& v) override { return in_->set_xattr(n, v); }
-  Status remove_xattr(const std::string& n) override { return in_->remove_xattr(n); }
   Status sync_all() override {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fsync " + path());
-    return in_->sync_all();
+    return inner().sync_all();
   }
   Result<uint64_t> submit_write(uint64_t o, std::span<const std::byte> d) override {
     if (plan_->write_fails()) return Status::from_errno(plan_->err, "write " + path());
-    return in_->submit_write(o, d);
+    return inner().submit_write(o, d);
   }
-  Status wait_write(uint64_t t) override { return in_->wait_write(t); }
   Status sync_after_writes() override {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fdatasync " + path());
-    return in_->sync_after_writes();
+    return inner().sync_after_writes();
   }
-  const char* engine_name() const override { return in_->engine_name(); }
 
  private:
-  std::unique_ptr<File> in_;
   std::shared_ptr<FaultPlan> plan_;
 };
 
