@@ -7,7 +7,12 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 export PATH="$HDF5_PREFIX/bin:$PATH"
-sim=$BUILD_DIR/examples/timestep_sim
+# An installed package runs it with H5JOURNAL_DEMO_SIM (the example program),
+# H5JOURNAL_DEMO_H5RECOVER and an empty H5JOURNAL_DEMO_PLUGIN_PATH: HDF5
+# then finds the plugin in its own default directory.
+sim=${H5JOURNAL_DEMO_SIM:-$BUILD_DIR/examples/timestep_sim}
+h5recover=${H5JOURNAL_DEMO_H5RECOVER:-$BUILD_DIR/recovery_tool/h5recover}
+plugin_path=${H5JOURNAL_DEMO_PLUGIN_PATH-$BUILD_DIR/plugin}
 work=$(mktemp -d /tmp/h5journal-demo.XXXXXX)
 cd "$work"
 
@@ -33,8 +38,13 @@ rm -f sim.h5
 
 echo
 say "2. The same program through h5journal, chosen from the environment (no code change)"
-echo "   HDF5_PLUGIN_PATH=$BUILD_DIR/plugin HDF5_DRIVER=journal"
-export HDF5_PLUGIN_PATH=$BUILD_DIR/plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="checkpoint_bytes=16M"
+if [[ -n "$plugin_path" ]]; then
+  echo "   HDF5_PLUGIN_PATH=$plugin_path HDF5_DRIVER=journal"
+  export HDF5_PLUGIN_PATH=$plugin_path
+else
+  echo "   HDF5_DRIVER=journal (the plugin in HDF5's default plugin directory)"
+fi
+export HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="checkpoint_bytes=16M"
 last=$(run_and_kill --driver default)
 echo "   the writer had committed step $last when it was killed; on disk:"
 ls -l sim.h5 sim.h5.jnl | sed 's/^/     /'
@@ -45,7 +55,7 @@ say "3. Reopen through the driver, read-only: the journal is replayed in memory,
 
 echo
 say "4. h5recover replays the committed transactions into the file and removes the journal"
-"$BUILD_DIR/recovery_tool/h5recover" sim.h5 --verify | sed 's/^/   /' || exit 1
+"$h5recover" sim.h5 --verify | sed 's/^/   /' || exit 1
 ls -l sim.h5* | sed 's/^/     /'
 
 echo

@@ -9,6 +9,12 @@
 #   hdf5-2x-chroot.sh run DIR CMD...    run CMD as root inside, with DIR (the
 #                                       checkout) bound at /src, and /proc,
 #                                       /dev, /sys bound; unbound on exit
+#   hdf5-2x-chroot.sh clean-run DIR DEB CMD...
+#                                       the same in a clean system of the same
+#                                       suite (debootstrap --variant=minbase,
+#                                       kept as a tarball), thrown away after:
+#                                       DEB (a path under DIR) installed with
+#                                       apt, with hdf5-tools, before CMD
 #
 # /etc/apt of the host is never touched.
 set -euo pipefail
@@ -126,8 +132,34 @@ run() {
     JOBS="${JOBS:-2}" H5JOURNAL_TEST_BUDGET="${H5JOURNAL_TEST_BUDGET:-ci}" "$@"
 }
 
+clean_run() {
+  local src=$1 deb=$2
+  shift 2
+  local suite tarball
+  suite=$(create | tail -1 | sed 's|.*/chroot-||')
+  tarball="$CACHE_DIR/clean-$suite.tar"
+  if [[ ! -f "$tarball" ]]; then
+    local made
+    made=$(mktemp -d /var/tmp/h5journal-clean.XXXXXX)
+    log "debootstrap a clean $suite into $made"
+    debootstrap --variant=minbase "$suite" "$made" "$MIRROR" >&2
+    echo 'Acquire::Check-Valid-Until "false";' > "$made/etc/apt/apt.conf.d/99h5journal"
+    tar -C "$made" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
+    rm -rf --one-file-system "$made"
+  fi
+  ROOT=$(mktemp -d /var/tmp/h5journal-clean.XXXXXX)
+  trap 'unmount_from "$ROOT"; rm -rf --one-file-system "$ROOT"' EXIT
+  tar -C "$ROOT" -xf "$tarball"
+  mount_into "$ROOT" "$src"
+  chroot "$ROOT" apt-get update -q >&2
+  chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "/src/${deb#"$src"/}" hdf5-tools >&2
+  chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
 case "${1:-}" in
   create) create ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 create | run CHECKOUT CMD..." >&2; exit 2 ;;
+  clean-run) shift; clean_run "$@" ;;
+  *) echo "usage: $0 create | run CHECKOUT CMD... | clean-run CHECKOUT DEB CMD..." >&2; exit 2 ;;
 esac

@@ -7,7 +7,10 @@
 #   1.14-serial    HDF5 1.14.5 serial, built from the same Debian source;
 #   2.x-serial     Debian's libhdf5-dev 2.x, in a Debian testing chroot
 #                  (scripts/hdf5-2x-chroot.sh), plus h5py's own test suite
-#                  through the driver and the h5py crash test;
+#                  through the driver (Debian's h5py, and the same made into
+#                  a pip wheel's layout), the h5py and netCDF crash tests,
+#                  and the Debian package (cpack), installed into a clean
+#                  system where the demo runs against it;
 #   2.x-mpich      Debian's libhdf5-mpich-dev 2.x in the same chroot.
 # After the cells, a plugin built for one HDF5 must refuse to load into
 # another (another major.minor, or serial against parallel).
@@ -82,11 +85,37 @@ plugin_check_2x() {
   "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" run "$ROOT_DIR" bash /src/scripts/matrix.sh --in-chroot plugin-check
 }
 
+# The Debian package (cpack), and the demo's program beside it, without the
+# RUNPATH that would find the build tree's driver instead of the package's.
+make_package() {  # build
+  (cd "$1" && cpack -G DEB > cpack.log 2>&1) || { tail -30 "$1/cpack.log"; return 1; }
+  rm -rf "$1/package-demo" && mkdir -p "$1/package-demo"
+  cp "$1/examples/timestep_sim" "$1/package-demo/" && patchelf --remove-rpath "$1/package-demo/timestep_sim"
+  ls "$1"/h5journal_*.deb
+}
+
+# The package in a clean system of the same Debian: apt installs it (and
+# what it depends on), and the demo runs against it, its plugin found in
+# HDF5's default directory; h5recover's man page and the pkg-config and
+# CMake files are there.
+package_check() {
+  local deb
+  deb=$(ls "$ROOT_DIR"/build-2.x-serial/h5journal_*.deb)
+  "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" clean-run "$ROOT_DIR" "$deb" bash -c '
+    set -e
+    dpkg -L h5journal | grep -E "man1/h5recover.1|pkgconfig/h5journal.pc|cmake/h5journal/h5journal-config.cmake|hdf5/serial/plugins/libh5journal.so"
+    H5JOURNAL_DEMO_SIM=/src/build-2.x-serial/package-demo/timestep_sim H5JOURNAL_DEMO_H5RECOVER=/usr/bin/h5recover \
+      H5JOURNAL_DEMO_PLUGIN_PATH= HDF5_PREFIX=/usr BUILD_DIR=/nonexistent bash /src/scripts/demo.sh'
+}
+
 in_chroot() {
   case "$1" in
     # Debian's two ways: its flavour directory (HDF5's CMake package), and
     # pkg-config.
-    serial) build_and_test /src/build-2.x-serial -DHDF5_ROOT="$DEBIAN_HDF5/serial" ;;
+    serial)
+      build_and_test /src/build-2.x-serial -DHDF5_ROOT="$DEBIAN_HDF5/serial" -DCMAKE_INSTALL_PREFIX=/usr
+      ((build_only)) || make_package /src/build-2.x-serial
+      ;;
     # Debian's libhdf5_mpich takes 0.4 s of system time to load, in every
     # process, MPI or not: the kill test, a process per kill, runs once here.
     mpich)
@@ -117,7 +146,10 @@ for cell in "${cells[@]}"; do
   say "matrix: $cell"
   case "$cell" in
     1.14-serial) cell_1_14_serial ;;
-    2.x-serial) cell_2x serial ;;
+    2.x-serial)
+      cell_2x serial
+      ((build_only)) || package_check
+      ;;
     2.x-mpich) cell_2x mpich ;;
     plugin-check)
       ((build_only)) && continue  # it builds nothing of its own
