@@ -56,6 +56,15 @@ Status SuperblockGuardFile::unguard() {
   return store_version_byte(**stored & ~kGuardBits);
 }
 
+// Whether the file starts with HDF5's signature: by `bytes`, which cover
+// byte 8 from `offset`, when they cover the signature too; else by the file.
+Result<bool> SuperblockGuardFile::starts_with_signature(uint64_t offset, std::span<const std::byte> bytes) {
+  if (offset == 0) return is_hdf5_signature(bytes.first(8));
+  auto stored = stored_version_byte();
+  if (!stored) return stored.status();
+  return stored->has_value();
+}
+
 // A version byte with guard bits is cleared only where the file starts with
 // HDF5's signature: elsewhere byte 8 is not a superblock's (a user block's,
 // say) and is returned as it is.
@@ -64,15 +73,9 @@ Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte
   if (!n || !covers_version(offset, *n)) return n;
   std::byte& version = out[kSuperblockVersionOffset - offset];
   if ((version & kGuardBits) == std::byte{0}) return n;
-  bool signature = false;
-  if (offset == 0) {
-    signature = is_hdf5_signature(out.first(8));
-  } else {
-    auto stored = stored_version_byte();
-    if (!stored) return stored.status();
-    signature = stored->has_value();
-  }
-  if (signature) version &= ~kGuardBits;
+  auto signature = starts_with_signature(offset, out);
+  if (!signature) return signature.status();
+  if (*signature) version &= ~kGuardBits;
   return n;
 }
 
@@ -80,15 +83,9 @@ Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte
 // written, or the file's.
 Status SuperblockGuardFile::write_at(uint64_t offset, std::span<const std::byte> data) {
   if (set_bits_ == std::byte{0} || !covers_version(offset, data.size())) return inner().write_at(offset, data);
-  bool signature = false;
-  if (offset == 0) {
-    signature = is_hdf5_signature(data.first(8));
-  } else {
-    auto stored = stored_version_byte();
-    if (!stored) return stored.status();
-    signature = stored->has_value();
-  }
-  if (!signature) return inner().write_at(offset, data);
+  auto signature = starts_with_signature(offset, data);
+  if (!signature) return signature.status();
+  if (!*signature) return inner().write_at(offset, data);
   std::vector<std::byte> guarded(data.begin(), data.end());
   guarded[kSuperblockVersionOffset - offset] |= set_bits_;
   return inner().write_at(offset, guarded);

@@ -60,6 +60,7 @@ class SuperblockGuardFile : public ForwardingFile {
   // Byte 8 as the file holds it, if the file starts with HDF5's signature.
   Result<std::optional<std::byte>> stored_version_byte();
   Status store_version_byte(std::byte b);
+  Result<bool> starts_with_signature(uint64_t offset, std::span<const std::byte> bytes);
 
   std::byte set_bits_{0};  // what writes of byte 8 add: 0 while not guarding
 };
