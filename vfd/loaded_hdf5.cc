@@ -206,7 +206,11 @@ const LoadedHdf5* bind_hdf5_at(const void* code) {
   return g_bound ? &g_binding.library : nullptr;
 }
 
-const LoadedHdf5* bound_hdf5() { return bind_hdf5_at(dlsym(RTLD_DEFAULT, "H5open")); }
+// Every forwarded call asks: after the first, only call_once's check.
+const LoadedHdf5* bound_hdf5() {
+  std::call_once(g_once, [] { g_bound = bind(dlsym(RTLD_DEFAULT, "H5open"), g_binding); });
+  return g_bound ? &g_binding.library : nullptr;
+}
 
 }  // namespace h5j
 
