@@ -10,6 +10,8 @@ runs and after SIGKILLs.
      reads every acknowledged record (and at most the one being synced),
      each with its own values; plain `ncdump` (no driver) is refused.
   3. After `h5recover`, plain `ncdump` reads the same records.
+  4. Closed in log form (materialize=never), the file reads through the
+     driver, and plain `ncdump` and `h5dump` refuse it until h5recover.
 
 usage: crash_test.py PLUGIN_DIR H5RECOVER WORK_DIR [--kills N]
 """
@@ -25,14 +27,14 @@ import time
 WIDTH = 64  # doubles per record
 
 
-def write(path):
+def write(path, steps):
     import netCDF4
     import numpy as np
     with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
         ds.createDimension("time", None)
         ds.createDimension("x", WIDTH)
         v = ds.createVariable("v", "f8", ("time", "x"))
-        for step in range(1_000_000):
+        for step in range(steps):
             v[step, :] = np.full(WIDTH, float(step))
             ds.setncattr("last_step", step)
             ds.sync()
@@ -53,6 +55,11 @@ def records(path, env, values=True):
     if len(numbers) != count * WIDTH:
         return f"{len(numbers)} values for {count} records"
     return [set(numbers[k * WIDTH:(k + 1) * WIDTH]) for k in range(count)]
+
+
+def plain_h5dump_reads(path, env):
+    """Whether HDF5's h5dump, without the driver, opens the file."""
+    return subprocess.run(["h5dump", "-H", path], env=env, capture_output=True).returncode == 0
 
 
 def check_records(got, acked):
@@ -78,9 +85,10 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--kills", type=int, default=10)
     ap.add_argument("--write")
+    ap.add_argument("--steps", type=int, default=1_000_000)
     a = ap.parse_args()
     if a.write:
-        return write(a.write)
+        return write(a.write, a.steps)
     os.makedirs(a.work, exist_ok=True)
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HDF5_")}
     through = dict(plain, HDF5_DRIVER="journal", HDF5_PLUGIN_PATH=a.plugin_dir)
@@ -132,12 +140,32 @@ def main():
             failures.append(f"kill {kill} ({config}, {acked} acked): through the driver: {problem}")
         if not isinstance(records(path, plain, values=False), str):
             failures.append(f"kill {kill}: plain ncdump read the crashed file")
+        if acked and plain_h5dump_reads(path, plain):
+            failures.append(f"kill {kill}: plain h5dump read the crashed file")
         r = subprocess.run([a.h5recover, path], env=plain, capture_output=True, text=True)
         problem = check_records(records(path, plain), acked) if r.returncode == 0 else r.stderr.strip()
         if problem:
             failures.append(f"kill {kill} ({acked} acked): after h5recover, plain ncdump: {problem}")
         print(f"kill {kill}: {acked} records acknowledged, {config}: "
               f"{'ok' if not failures or not failures[-1].startswith(f'kill {kill}') else failures[-1]}")
+    # 4. Log form.
+    path = os.path.join(a.work, "log_form.nc")
+    for leftover in (path, path + ".jnl", path + ".jnl.data"):
+        if os.path.exists(leftover):
+            os.remove(leftover)
+    subprocess.run([sys.executable, __file__, "-", "-", "-", "--write", path, "--steps", "20"], check=True,
+                   env=dict(through, HDF5_DRIVER_CONFIG="materialize=never"), stdout=subprocess.DEVNULL)
+    problem = check_records(records(path, through), 20)
+    if problem:
+        failures.append(f"log form: through the driver: {problem}")
+    if not isinstance(records(path, plain, values=False), str) or plain_h5dump_reads(path, plain):
+        failures.append("log form: plain ncdump or h5dump read the file")
+    r = subprocess.run([a.h5recover, path], env=plain, capture_output=True, text=True)
+    problem = check_records(records(path, plain), 20) if r.returncode == 0 else r.stderr.strip()
+    if problem:
+        failures.append(f"log form: after h5recover, plain ncdump: {problem}")
+    print(f"log form: {'ok' if not failures or not failures[-1].startswith('log form') else failures[-1]}")
+
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} failures")
