@@ -9,6 +9,7 @@
 #   hdf5-2x-chroot.sh run DIR CMD...    run CMD as root inside, with DIR (the
 #                                       checkout) bound at /src, and /proc,
 #                                       /dev, /sys bound; unbound on exit
+#   hdf5-2x-chroot.sh clean-base        make that clean system's tarball once
 #   hdf5-2x-chroot.sh clean-run DIR DEB CMD...
 #                                       the same in a clean system of the same
 #                                       suite (debootstrap --variant=minbase,
@@ -132,9 +133,8 @@ run() {
     JOBS="${JOBS:-2}" H5JOURNAL_TEST_BUDGET="${H5JOURNAL_TEST_BUDGET:-ci}" "$@"
 }
 
-clean_run() {
-  local src=$1 deb=$2
-  shift 2
+# The clean system's tarball, made once: prints its path.
+clean_base() {
   local suite tarball
   suite=$(create | tail -1 | sed 's|.*/chroot-||')
   tarball="$CACHE_DIR/clean-$suite.tar"
@@ -147,6 +147,14 @@ clean_run() {
     tar -C "$made" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
     rm -rf --one-file-system "$made"
   fi
+  echo "$tarball"
+}
+
+clean_run() {
+  local src=$1 deb=$2
+  shift 2
+  local tarball
+  tarball=$(clean_base | tail -1)
   ROOT=$(mktemp -d /var/tmp/h5journal-clean.XXXXXX)
   trap 'unmount_from "$ROOT"; rm -rf --one-file-system "$ROOT"' EXIT
   tar -C "$ROOT" -xf "$tarball"
@@ -160,6 +168,7 @@ clean_run() {
 case "${1:-}" in
   create) create ;;
   run) shift; run "$@" ;;
+  clean-base) clean_base ;;
   clean-run) shift; clean_run "$@" ;;
-  *) echo "usage: $0 create | run CHECKOUT CMD... | clean-run CHECKOUT DEB CMD..." >&2; exit 2 ;;
+  *) echo "usage: $0 create | clean-base | run CHECKOUT CMD... | clean-run CHECKOUT DEB CMD..." >&2; exit 2 ;;
 esac

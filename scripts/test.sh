@@ -81,6 +81,7 @@ kill_tree() {  # PID: it and every process below it
 ) &
 (
   prebuild chroot "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" create
+  prebuild clean-system "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" clean-base  # for the package's test (stage 6)
   prebuild 2.x "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial 2.x-mpich
 ) &
 trap 'status=$?; for job in $(jobs -p); do kill_tree "$job"; done; stage_report $status' EXIT
