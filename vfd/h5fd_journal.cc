@@ -225,15 +225,13 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
     // the readers file (live_readers.h) and takes no lock of HDF5's, which a
     // live writer holds exclusively; a passive handle (HDF5's tentative
     // second open of a file it has open) takes none either.
-    // An empty file without a journal is no HDF5 file, and may be one a
-    // writer has just created and not yet locked: a reader refuses it
-    // before taking a lock that would make that writer's open fail.
-    if (!read_write && !(*file)->report().journal_found && (*file)->size() == 0)
-      return push_error(fn, H5E_CANTOPENFILE,
-                        std::string(name) + " is empty: not an HDF5 file (yet: a program creating it through "
-                                            "h5journal has not reached its first commit)"),
-             nullptr;
-    if (!*ranks && !read_write && !(*file)->report().passive && !(*file)->report().live_snapshot) {
+    // An empty file without a journal is no HDF5 file (HDF5 says so when it
+    // finds no signature), and may be one a writer has just created and not
+    // yet locked: a reader takes no lock on it, which would make that
+    // writer's open fail.
+    bool empty_plain_file = !(*file)->report().journal_found && (*file)->size() == 0;
+    if (!*ranks && !read_write && !(*file)->report().passive && !(*file)->report().live_snapshot &&
+        !empty_plain_file) {
       if (Status s = lock_like_hdf5((*file)->base(), fapl, false); !s)
         return push_error(fn, H5E_CANTLOCKFILE, s), nullptr;
     }
