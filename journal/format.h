@@ -100,10 +100,11 @@
 //    16   8  journal generation
 //    24   N  the journal's absolute path (UTF-8, no terminator)
 //
-// THE LOG-FORM GUARD: a file closed in log form holds these 8 bytes at
-// offset 0 instead of HDF5's signature ("\211HDF\r\n\032\n"), which its
-// journal keeps: HDF5 without the driver finds no signature and refuses
-// the file rather than misread it.
+// THE OLDER LOG-FORM GUARD: a file closed in log form by an h5journal
+// before the superblock guard (superblock_guard.h, which marks log form
+// today) holds these 8 bytes at offset 0 instead of HDF5's signature
+// ("\211HDF\r\n\032\n"), which its journal keeps.  Nothing writes it now;
+// h5recover and recovery still read such files.
 //   \211 'H' '5' 'J' '\r' '\n' \032 '\n'
 #pragma once
 
