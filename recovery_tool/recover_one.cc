@@ -8,11 +8,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "binding.h"
 #include "config.h"
 #include "copies.h"
+#include "data_logs.h"
 #include "exit_status.h"
 #include "journal_listing.h"
 #include "journal_reader.h"
+#include "journaled_file.h"
 #include "live_readers.h"
 #include "recovery.h"
 #include "superblock.h"

@@ -1,10 +1,11 @@
-// The collective commit (journal/collective_commit.h) for ranks that share
+// The collective commit (journal/collective/collective_commit.h) for ranks that share
 // one process: the crash-state explorer's, the fault sweep's and the unit
 // tests' executor of the same step code MpiSession runs over MPI.
 #pragma once
 
 #include <span>
 
+#include "collective_commit.h"
 #include "journaled_file.h"
 
 namespace h5j::test {

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "apply_image.h"
 #include "raw_layer.h"
 #include "replay.h"
 #include "test_util.h"

@@ -1,6 +1,7 @@
 #include "recovery.h"
 
 #include "config.h"
+#include "journaled_file.h"
 #include "superblock.h"
 
 namespace h5j {

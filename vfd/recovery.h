@@ -1,15 +1,15 @@
 // Crash recovery of an HDF5 file and its journal: the one implementation
 // behind open-time recovery, h5recover, and the crash-state explorer.
-// Replay is the engine's (journal/replay.h); this adds what HDF5 needs of a
-// recovered file: its superblock status flags cleared, so that it opens
-// without h5clear.
+// Replay is the engine's (journal/recovery/replay.h); this adds what HDF5
+// needs of a recovered file: its superblock status flags cleared, so that it
+// opens without h5clear.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "h5journal.h"
-#include "journaled_file.h"
+#include "journal_options.h"
 
 namespace h5j {
 

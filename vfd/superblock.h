@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
-#include "journaled_file.h"
+#include "file.h"
+#include "recovered_image.h"
 
 namespace h5j {
 

@@ -1,7 +1,7 @@
 // A file that several MPI ranks open together (docs/design.md §10): the
 // driver's own communicator, and the exchanges of the collective steps.
 // Rank 0 owns the journal; the others follow it (journal_options.h, Role).
-// The collective commit is journal/collective_commit.h; this session is its
+// The collective commit is journal/collective/collective_commit.h; this session is its
 // RankExchange over MPI.
 // Every step here runs inside a callback HDF5 calls collectively (open,
 // flush, truncate, close, or a write HDF5 declared collective), never

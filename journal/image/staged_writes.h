@@ -22,10 +22,9 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "apply_image.h"
 #include "file.h"
-#include "journal_writer.h"
 #include "raw_layer.h"
-#include "replay.h"
 
 namespace h5j {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "replay.h"
+#include "apply_image.h"
 
 namespace h5j {
 

@@ -36,9 +36,6 @@ struct RingOptions {
   bool durable = true;
 };
 
-// Bytes given in pieces, appended as one.
-using Gather = std::span<const std::span<const std::byte>>;
-
 class JournalWriter {
  public:
   // Begins generation header.generation in `file` (not owned): writes its

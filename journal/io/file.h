@@ -138,6 +138,9 @@ Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::str
 // log), exactly, or fails.
 using ByteSource = std::function<Status(uint64_t offset, std::span<std::byte> out)>;
 
+// Bytes given in pieces, written or appended as one.
+using Gather = std::span<const std::span<const std::byte>>;
+
 // Reads exactly out.size() bytes or fails (end of file is an error here).
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out);
 

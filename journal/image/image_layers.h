@@ -18,9 +18,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "apply_image.h"
 #include "extent_map.h"
 #include "raw_layer.h"
-#include "replay.h"
 
 namespace h5j {
 

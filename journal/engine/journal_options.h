@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "apply_image.h"
 #include "file.h"
 #include "journal_writer.h"
+#include "recovered_image.h"
 #include "replay.h"
 
 namespace h5j {
-
-class RecoveredImage;
 
 // Where raw data (HDF5's H5FD_MEM_DRAW writes, write_raw) goes.
 enum class RawMode {

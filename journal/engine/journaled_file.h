@@ -37,13 +37,14 @@
 #include <vector>
 
 #include "binding.h"
-#include "collective_commit.h"
 #include "data_logs.h"
 #include "live_readers.h"
 #include "file.h"
 #include "image_layers.h"
 #include "journal_options.h"
 #include "journal_follower.h"
+#include "rank_exchange.h"
+#include "recovered_image.h"
 #include "journal_writer.h"
 #include "peer_logs.h"
 #include "replay.h"
@@ -52,19 +53,6 @@
 #include "unwritten_space.h"
 
 namespace h5j {
-
-// What recovery code may do to the image it recovered (before it is used).
-class RecoveredImage {
- public:
-  virtual ~RecoveredImage() = default;
-  virtual Status read(uint64_t addr, std::span<std::byte> out) = 0;
-  // A change to the recovered bytes: in place for a read-write open, held in
-  // memory for a read-only one (which must modify no file).
-  virtual Status patch(uint64_t addr, std::span<const std::byte> bytes) = 0;
-  // The image's size (bytes at or past it read as zeros).
-  virtual uint64_t size() const = 0;
-};
-
 
 class JournaledFile : private RecoveredImage {
  public:

@@ -1,0 +1,58 @@
+// Applying an image to the file: the data-log extents of a raw layer, then
+// the journal bytes of an overlay over them, in address order and coalesced
+// into large writes.  Replay's plan (recovery/replay.h), checkpoints, the
+// MPI checkpoint's shares and staged writes all write through here, and
+// add_to_image is the one way an image is built.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "aligned_buffer.h"
+#include "extent_map.h"
+#include "file.h"
+#include "raw_layer.h"
+
+namespace h5j {
+
+// Told how many of the bytes to apply are done, as they are written.
+using Progress = std::function<void(uint64_t done)>;
+
+// Adds one committed record to an image: a DATA record's pattern to `raw`
+// (erasing what `overlay` holds there, which it supersedes), any other to
+// `overlay`.  The one way both replay and the live writer build an image,
+// so its invariant (raw_layer.h) holds in both.
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset);
+
+// Whether the bytes between the runs an apply writes may be read back from
+// the file and written with them, or must be left alone.  Only bytes that
+// hold nothing committed may be rewritten: a write torn by a crash may
+// leave garbage in what it covers, and no record could bring a committed
+// gap byte back (the crash-state explorer's torn writes found this when
+// replay filled gaps).  So: kFromFile for staged bytes placed serially
+// (their gaps lie in new space, and the commit that covers them syncs them
+// first); kLeave everywhere else, and under MPI, where another rank may be
+// writing a gap.
+enum class GapFill { kFromFile, kLeave };
+
+// Writes the image into `base` in address order, adjacent bytes coalesced
+// into large writes, only the bytes the image covers: first the data-log extents of `raw`, then the journal
+// bytes of `overlay` over them; then sets the size to `logical_size`.  Does
+// not sync.  Idempotent: applying the same plan twice gives the same file.
+// A caller that applies often passes `run`, the buffer the writes are
+// gathered in, and keeps it: allocated on first use, its pages are faulted
+// in once, not at every call.
+Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
+                   const DataLogSource& data_log, File& base, const Progress& progress = nullptr,
+                   AlignedBuffer* run = nullptr);
+// Given a window's address (RawLayer::for_each_window), whether this writer
+// writes it: the writers of an MPI checkpoint split the windows.
+using WindowFilter = std::function<bool(uint64_t window)>;
+// apply_image for a raw layer alone, its bytes below `limit`, in the
+// windows `mine` picks (all without it), gaps as `gaps` says; the file's
+// size is left as it is.
+// `run` as for apply_image.
+Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
+                       const WindowFilter& mine = nullptr, AlignedBuffer* run = nullptr);
+
+}  // namespace h5j

@@ -1,0 +1,171 @@
+#include "replay.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "aligned_buffer.h"
+#include "apply_image.h"
+
+namespace h5j {
+
+const char* recovery_mode_name(RecoveryMode m) {
+  switch (m) {
+    case RecoveryMode::kPointInTime: return "point-in-time";
+    case RecoveryMode::kStrict: return "strict";
+    case RecoveryMode::kTolerateTail: return "tolerate-tail";
+    case RecoveryMode::kSalvage: return "salvage";
+  }
+  return "?";
+}
+
+namespace {
+
+Status damaged(const JournalReader& r, RecoveryMode mode, const std::string& more) {
+  return Status(Code::kCorrupt, "journal damaged: " + r.end_detail() + more + " (recovery mode " +
+                                    recovery_mode_name(mode) + ")");
+}
+
+}  // namespace
+
+namespace {
+
+
+// Whether every DATA record of `t` matches the data log.
+Result<bool> data_matches(const CommittedTxn& t, const DataLogAccess& data_log) {
+  for (const Record& w : t.writes) {
+    if (w.header.type != RecordType::kData) continue;
+    if (!data_log.matches) return Status(Code::kInvalid, "the journal references a data log, and none was given");
+    auto ok = data_log.matches(w);
+    if (!ok || !*ok) return ok;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataLogAccess& data_log) {
+  ReplayPlan plan;
+  plan.logical_size = reader.header().base_size;
+  // What was applied, which differs from what the scan counts as committed
+  // once a transaction's data is refused.
+  uint64_t applied = 0, last_applied = 0, applied_end = kFirstRecordOffset;
+  uint64_t next_txn = reader.header().first_txn;  // the transaction expected next
+  // Salvage: raw data of the transactions lost before `t`, from the data log.
+  auto rebuild_before = [&](const CommittedTxn& t) -> Status {
+    if (mode != RecoveryMode::kSalvage || t.txn <= next_txn || !data_log.records_of) return Status::ok();
+    auto records = data_log.records_of(next_txn, t.txn - 1);
+    if (!records) return records.status();
+    uint64_t last = 0;
+    for (const Record& r : *records) {
+      add_to_image(plan.raw, plan.overlay, r.pattern, r.data_log, r.data_offset);
+      plan.bytes_to_apply += r.write.length;
+      if (r.header.txn != last) ++plan.rebuilt_txns;
+      last = r.header.txn;
+    }
+    return Status::ok();
+  };
+  auto apply = [&](const CommittedTxn& t) -> Status {
+    if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) return Status::ok();
+    H5J_RETURN_IF_ERROR(rebuild_before(t));
+    next_txn = t.txn + 1;
+    auto matches = data_matches(t, data_log);
+    if (!matches) return matches.status();
+    if (!*matches) {
+      // The data log is made durable before the journal's COMMIT, so a
+      // committed transaction's data-log bytes cannot be torn by a crash:
+      // failing their CRC is damage, never a torn tail.  Tolerate-tail
+      // refuses it as strict does, wherever the transaction is.
+      if (mode == RecoveryMode::kStrict || mode == RecoveryMode::kTolerateTail)
+        return Status(Code::kCorrupt, "journal damaged: transaction " + std::to_string(t.txn) +
+                                          "'s raw data in the data log fails its CRC" +
+                                          (mode == RecoveryMode::kTolerateTail
+                                               ? " (damage under a committed transaction, not a torn tail)"
+                                               : "") +
+                                          " (recovery mode " + recovery_mode_name(mode) + ")");
+      if (plan.refused_txn == 0) plan.refused_txn = t.txn;
+      return Status::ok();
+    }
+    for (const Record& w : t.writes) {
+      if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_log, w.data_offset);
+      else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
+      else if (w.header.type == RecordType::kPlaced) plan.overlay.erase(w.write.address, w.write.length);
+      else plan.overlay.insert(w.write.address, w.write.length, w.data_offset);
+      if (w.header.type == RecordType::kZero || w.header.type == RecordType::kPlaced)
+        plan.placeable.insert(w.write.address, w.write.length, 0);
+      if (w.header.type == RecordType::kWrite || w.header.type == RecordType::kData) plan.bytes_to_apply += w.write.length;
+    }
+    plan.logical_size = t.logical_size;
+    plan.committed_file_size = t.file_size;
+    ++applied;
+    last_applied = t.txn;
+    applied_end = t.end_offset;
+    return Status::ok();
+  };
+  // The summary counts what was applied: a refused transaction ends the
+  // committed stream where it starts (salvage only leaves it out).
+  auto account_refusal = [&]() {
+    if (plan.refused_txn == 0) return;
+    plan.summary.committed_txns = applied;
+    plan.summary.last_committed_txn = last_applied;
+    plan.summary.committed_end = applied_end;
+    if (mode != RecoveryMode::kSalvage) plan.summary.end = StreamEnd::kDataMismatch;
+  };
+  ScanOptions options;
+  options.allow_txn_gap = mode == RecoveryMode::kSalvage;
+  auto summary = scan_committed(reader, apply, options);
+  if (!summary) return summary.status();
+  plan.summary = *summary;
+  if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) {
+    account_refusal();
+    return plan;
+  }
+  if (clean_end(plan.summary.end)) {
+    account_refusal();
+    return plan;
+  }
+  switch (mode) {
+    case RecoveryMode::kPointInTime:
+      return plan;
+    case RecoveryMode::kStrict:
+      return damaged(reader, mode, "");
+    case RecoveryMode::kTolerateTail: {
+      // Damage is a torn tail only if nothing valid follows it.
+      uint64_t at = reader.end_offset();
+      auto later = reader.resync(at + 8, /*begin_only=*/false);
+      if (!later) return later.status();
+      if (later->has_value())
+        return Status(Code::kCorrupt, "journal damaged in the middle: " + std::string(stream_end_name(plan.summary.end)) +
+                                          " at offset " + std::to_string(at) + ", valid records follow at offset " +
+                                          std::to_string(**later) + " (recovery mode tolerate-tail)");
+      return plan;
+    }
+    case RecoveryMode::kSalvage:
+      break;
+  }
+  // Salvage: skip to the next valid BEGIN after each damaged stretch.
+  for (;;) {
+    uint64_t from = reader.end_offset();
+    StreamEnd why = plan.summary.end;
+    auto next = reader.resync(from + 8, /*begin_only=*/true);
+    if (!next) return next.status();
+    if (!next->has_value()) break;
+    plan.skipped.push_back({from, **next, why});
+    options.first_txn = plan.summary.last_committed_txn + 1;
+    auto more = scan_committed(reader, apply, options);
+    if (!more) return more.status();
+    plan.summary.committed_txns += more->committed_txns;
+    if (more->committed_txns > 0) {
+      plan.summary.last_committed_txn = more->last_committed_txn;
+      plan.summary.committed_end = more->committed_end;
+    }
+    plan.summary.discarded_records += more->discarded_records;
+    plan.summary.end = more->end;
+    plan.summary.end_offset = more->end_offset;
+    if (clean_end(more->end)) break;
+  }
+  account_refusal();
+  return plan;
+}
+
+}  // namespace h5j
