@@ -9,78 +9,82 @@
 namespace h5j {
 
 void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out) {
+  namespace slot = header_slot;
   assert(h.target_name.size() <= kMaxTargetName);
+  assert(h.fingerprint.size() <= kFingerprintWindows);
   std::byte* p = out.data();
   std::memset(p, 0, kHeaderSlotSize);
-  std::memcpy(p, kMagic, 8);
-  put_u32(p + 8, kFormatVersion);
-  put_u32(p + 12, kHeaderSlotSize);
-  put_u64(p + 16, h.generation);
-  put_u32(p + 24, h.salt);
-  put_u32(p + 28, h.block_size);
-  std::memcpy(p + 32, h.uuid.data(), 16);
-  put_u64(p + 48, h.first_txn);
-  put_u64(p + 56, h.created_ns);
-  put_u64(p + 64, h.base_size);
-  put_u16(p + 84, uint16_t(h.target_name.size()));
-  std::memcpy(p + 86, h.target_name.data(), h.target_name.size());
-  assert(h.fingerprint.size() <= kFingerprintWindows);
-  put_u16(p + 486, uint16_t(h.fingerprint.size()));
-  for (size_t i = 0; i < h.fingerprint.size(); ++i) put_u16(p + 488 + 2 * i, h.fingerprint[i]);
+  std::memcpy(p + slot::kMagic.at, kMagic, slot::kMagic.len);
+  put_field<slot::kVersion>(p, kFormatVersion);
+  put_field<slot::kSlotSize>(p, kHeaderSlotSize);
+  put_field<slot::kGeneration>(p, h.generation);
+  put_field<slot::kSalt>(p, h.salt);
+  put_field<slot::kBlockSize>(p, h.block_size);
+  std::memcpy(p + slot::kUuid.at, h.uuid.data(), slot::kUuid.len);
+  put_field<slot::kFirstTxn>(p, h.first_txn);
+  put_field<slot::kCreated>(p, h.created_ns);
+  put_field<slot::kBaseSize>(p, h.base_size);
+  put_field<slot::kNameLength>(p, uint16_t(h.target_name.size()));
+  std::memcpy(p + slot::kName.at, h.target_name.data(), h.target_name.size());
+  put_field<slot::kWindows>(p, uint16_t(h.fingerprint.size()));
+  for (size_t i = 0; i < h.fingerprint.size(); ++i) put_u16(p + slot::kFingerprint.at + 2 * i, h.fingerprint[i]);
   seal_header_slot(out);
 }
 
 Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> in) {
+  namespace slot = header_slot;
   const std::byte* p = in.data();
   auto bad = [](const std::string& what) { return Status(Code::kCorrupt, "journal header: " + what); };
-  if (std::memcmp(p, kMagic, 8) != 0) return bad("bad magic (not an h5journal journal)");
-  if (unmask_crc(get_u32(p + 508)) != crc32c(p, 508)) return bad("checksum mismatch");
-  if (get_u32(p + 8) < kOldestFormatVersion || get_u32(p + 8) > kFormatVersion)
-    return bad("unsupported format version " + std::to_string(get_u32(p + 8)));
-  if (get_u32(p + 12) != kHeaderSlotSize) return bad("bad slot size");
+  if (std::memcmp(p + slot::kMagic.at, kMagic, slot::kMagic.len) != 0) return bad("bad magic (not an h5journal journal)");
+  if (unmask_crc(get_field<slot::kCrc>(p)) != crc32c(p, slot::kCrc.at)) return bad("checksum mismatch");
   JournalHeader h;
-  h.version = get_u32(p + 8);
-  h.generation = get_u64(p + 16);
-  h.salt = get_u32(p + 24);
-  h.block_size = get_u32(p + 28);
-  std::memcpy(h.uuid.data(), p + 32, 16);
-  h.first_txn = get_u64(p + 48);
-  h.created_ns = get_u64(p + 56);
-  h.base_size = get_u64(p + 64);
-  size_t name_len = get_u16(p + 84);
+  h.version = get_field<slot::kVersion>(p);
+  if (h.version < kOldestFormatVersion || h.version > kFormatVersion)
+    return bad("unsupported format version " + std::to_string(h.version));
+  if (get_field<slot::kSlotSize>(p) != kHeaderSlotSize) return bad("bad slot size");
+  h.generation = get_field<slot::kGeneration>(p);
+  h.salt = get_field<slot::kSalt>(p);
+  h.block_size = get_field<slot::kBlockSize>(p);
+  std::memcpy(h.uuid.data(), p + slot::kUuid.at, slot::kUuid.len);
+  h.first_txn = get_field<slot::kFirstTxn>(p);
+  h.created_ns = get_field<slot::kCreated>(p);
+  h.base_size = get_field<slot::kBaseSize>(p);
+  size_t name_len = get_field<slot::kNameLength>(p);
   if (h.generation == 0) return bad("generation 0");
   if (h.block_size != kBlockSize) return bad("unsupported block size");
   if (name_len > kMaxTargetName) return bad("target name too long");
-  h.target_name.assign(reinterpret_cast<const char*>(p + 86), name_len);
+  h.target_name.assign(reinterpret_cast<const char*>(p + slot::kName.at), name_len);
   if (h.version >= 5) {
-    size_t windows = get_u16(p + 486);
+    size_t windows = get_field<slot::kWindows>(p);
     if (windows > kFingerprintWindows) return bad("too many fingerprint windows");
-    for (size_t i = 0; i < windows; ++i) h.fingerprint.push_back(get_u16(p + 488 + 2 * i));
+    for (size_t i = 0; i < windows; ++i) h.fingerprint.push_back(get_u16(p + slot::kFingerprint.at + 2 * i));
   }
   return h;
 }
 
 void encode_record_header(const RecordHeader& h, std::span<std::byte, kRecordHeaderSize> out) {
+  using namespace record_header;
   std::byte* p = out.data();
-  put_u32(p, h.masked_crc);
-  p[4] = std::byte(h.type);
-  p[5] = std::byte(0);
-  put_u16(p + 6, 0);
-  put_u32(p + 8, h.payload_len);
-  put_u32(p + 12, h.salt);
-  put_u64(p + 16, h.lsn);
-  put_u64(p + 24, h.txn);
+  put_field<kCrc>(p, h.masked_crc);
+  put_field<kType>(p, uint8_t(h.type));
+  put_field<kFlags>(p, uint8_t(0));
+  put_field<kReserved>(p, uint16_t(0));
+  put_field<kPayloadLength>(p, h.payload_len);
+  put_field<kSalt>(p, h.salt);
+  put_field<kLsn>(p, h.lsn);
+  put_field<kTxn>(p, h.txn);
 }
 
 RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> in) {
+  using namespace record_header;
   const std::byte* p = in.data();
   RecordHeader h;
-  h.masked_crc = get_u32(p);
-  h.type = RecordType(uint8_t(p[4]));
-  h.payload_len = get_u32(p + 8);
-  h.salt = get_u32(p + 12);
-  h.lsn = get_u64(p + 16);
-  h.txn = get_u64(p + 24);
+  h.masked_crc = get_field<kCrc>(p);
+  h.type = RecordType(get_field<kType>(p));
+  h.payload_len = get_field<kPayloadLength>(p);
+  h.salt = get_field<kSalt>(p);
+  h.lsn = get_field<kLsn>(p);
+  h.txn = get_field<kTxn>(p);
   return h;
 }
 
@@ -100,66 +104,79 @@ const char* record_type_name(RecordType t) {
 }
 
 void encode_write_payload_header(const WritePayloadHeader& w, std::span<std::byte, kWritePayloadHeader> out) {
-  put_u64(out.data(), w.address);
-  put_u64(out.data() + 8, w.length);
-  put_u32(out.data() + 16, w.tag);
-  put_u32(out.data() + 20, 0);
+  using namespace write_payload;
+  put_field<kAddress>(out.data(), w.address);
+  put_field<kLength>(out.data(), w.length);
+  put_field<kTag>(out.data(), w.tag);
+  put_field<kReserved>(out.data(), uint32_t(0));
 }
 
 WritePayloadHeader decode_write_payload_header(std::span<const std::byte, kWritePayloadHeader> in) {
-  return {get_u64(in.data()), get_u64(in.data() + 8), get_u32(in.data() + 16)};
+  using namespace write_payload;
+  return {get_field<kAddress>(in.data()), get_field<kLength>(in.data()), get_field<kTag>(in.data())};
 }
 
 void encode_data(const DataPayload& d, std::span<std::byte, kDataPayloadSize> out) {
+  using namespace data_payload;
   std::byte* p = out.data();
-  put_u64(p, d.pattern.addr);
-  put_u64(p + 8, d.pattern.run_len);
-  put_u64(p + 16, d.log_offset);
-  put_u32(p + 24, d.masked_crc);
-  put_u32(p + 28, d.pattern.count1);
-  put_u64(p + 32, d.pattern.stride1);
-  put_u32(p + 40, d.pattern.count2);
-  put_u32(p + 44, d.log);
-  put_u64(p + 48, d.pattern.stride2);
+  put_field<kAddress>(p, d.pattern.addr);
+  put_field<kRunLength>(p, d.pattern.run_len);
+  put_field<kLogOffset>(p, d.log_offset);
+  put_field<kCrc>(p, d.masked_crc);
+  put_field<kCount1>(p, d.pattern.count1);
+  put_field<kStride1>(p, d.pattern.stride1);
+  put_field<kCount2>(p, d.pattern.count2);
+  put_field<kLog>(p, d.log);
+  put_field<kStride2>(p, d.pattern.stride2);
 }
 
 DataPayload decode_data(std::span<const std::byte> in) {
+  using namespace data_payload;
   const std::byte* p = in.data();
-  DataPayload d{RawPattern::contiguous(get_u64(p), get_u64(p + 8)), get_u64(p + 16), get_u32(p + 24)};
+  DataPayload d{RawPattern::contiguous(get_field<kAddress>(p), get_field<kRunLength>(p)), get_field<kLogOffset>(p),
+                get_field<kCrc>(p)};
   if (in.size() < kDataPayloadSize) return d;  // version 2: one run
-  d.pattern.count1 = get_u32(p + 28);
-  d.pattern.stride1 = get_u64(p + 32);
-  d.pattern.count2 = get_u32(p + 40);
-  d.log = get_u32(p + 44);
-  d.pattern.stride2 = get_u64(p + 48);
+  d.pattern.count1 = get_field<kCount1>(p);
+  d.pattern.stride1 = get_field<kStride1>(p);
+  d.pattern.count2 = get_field<kCount2>(p);
+  d.log = get_field<kLog>(p);
+  d.pattern.stride2 = get_field<kStride2>(p);
   return d;
 }
 
-void encode_begin(const BeginPayload& b, std::span<std::byte, kBeginPayloadSize> out) { put_u64(out.data(), b.time_ns); }
+void encode_begin(const BeginPayload& b, std::span<std::byte, kBeginPayloadSize> out) {
+  put_field<begin_payload::kTime>(out.data(), b.time_ns);
+}
 
-BeginPayload decode_begin(std::span<const std::byte, kBeginPayloadSize> in) { return {get_u64(in.data())}; }
+BeginPayload decode_begin(std::span<const std::byte, kBeginPayloadSize> in) {
+  return {get_field<begin_payload::kTime>(in.data())};
+}
 
 void encode_zero(const ZeroPayload& z, std::span<std::byte, kZeroPayloadSize> out) {
-  put_u64(out.data(), z.address);
-  put_u64(out.data() + 8, z.length);
+  put_field<range_payload::kAddress>(out.data(), z.address);
+  put_field<range_payload::kLength>(out.data(), z.length);
 }
 
 ZeroPayload decode_zero(std::span<const std::byte, kZeroPayloadSize> in) {
-  return {get_u64(in.data()), get_u64(in.data() + 8)};
+  return {get_field<range_payload::kAddress>(in.data()), get_field<range_payload::kLength>(in.data())};
 }
 
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {
-  put_u64(out.data(), c.logical_size);
-  put_u64(out.data() + 8, c.record_count);
-  put_u64(out.data() + 16, c.begin_lsn);
-  put_u64(out.data() + 24, c.time_ns);
-  put_u64(out.data() + 32, c.file_size);
+  using namespace commit_payload;
+  std::byte* p = out.data();
+  put_field<kLogicalSize>(p, c.logical_size);
+  put_field<kRecordCount>(p, c.record_count);
+  put_field<kBeginLsn>(p, c.begin_lsn);
+  put_field<kTime>(p, c.time_ns);
+  put_field<kFileSize>(p, c.file_size);
 }
 
 CommitPayload decode_commit(std::span<const std::byte> in) {
+  using namespace commit_payload;
   assert(in.size() == kCommitPayloadSize || in.size() == kCommitPayloadSizeV4);
-  CommitPayload c{get_u64(in.data()), get_u64(in.data() + 8), get_u64(in.data() + 16), get_u64(in.data() + 24)};
-  if (in.size() == kCommitPayloadSize) c.file_size = get_u64(in.data() + 32);
+  const std::byte* p = in.data();
+  CommitPayload c{get_field<kLogicalSize>(p), get_field<kRecordCount>(p), get_field<kBeginLsn>(p), get_field<kTime>(p)};
+  if (in.size() == kCommitPayloadSize) c.file_size = get_field<kFileSize>(p);
   return c;
 }
 
@@ -176,21 +193,21 @@ uint16_t window_fingerprint(std::span<const std::byte> window) {
 
 uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,
                     std::span<const std::span<const std::byte>> payload_rest) {
-  uint32_t crc = crc32c(header.data() + 4, kRecordHeaderSize - 4);
+  uint32_t crc = crc32c(header.data() + record_header::kCrc.end(), kRecordHeaderSize - record_header::kCrc.end());
   crc = crc32c(payload_head.data(), payload_head.size(), crc);
   for (auto piece : payload_rest) crc = crc32c(piece.data(), piece.size(), crc);
   return mask_crc(crc);
 }
 
 void seal_header_slot(std::span<std::byte, kHeaderSlotSize> slot) {
-  put_u32(slot.data() + 508, mask_crc(crc32c(slot.data(), 508)));
+  put_field<header_slot::kCrc>(slot.data(), mask_crc(crc32c(slot.data(), header_slot::kCrc.at)));
 }
 
 void seal_record(std::span<std::byte> record) {
   auto header = record.first<kRecordHeaderSize>();
   uint32_t len = decode_record_header(header).payload_len;
   assert(record.size() >= kRecordHeaderSize + len);
-  put_u32(record.data(), record_crc(header, record.subspan(kRecordHeaderSize, len)));
+  put_field<record_header::kCrc>(record.data(), record_crc(header, record.subspan(kRecordHeaderSize, len)));
 }
 
 std::string uuid_hex(const std::array<uint8_t, 16>& uuid) {
@@ -203,8 +220,8 @@ std::string uuid_hex(const std::array<uint8_t, 16>& uuid) {
 std::string encode_binding(const Binding& b) {
   std::string v(kBindingFixedSize, '\0');
   auto* p = reinterpret_cast<std::byte*>(v.data());
-  std::memcpy(p, b.uuid.data(), 16);
-  put_u64(p + 16, b.generation);
+  std::memcpy(p + binding_value::kUuid.at, b.uuid.data(), binding_value::kUuid.len);
+  put_field<binding_value::kGeneration>(p, b.generation);
   return v + b.journal_path;
 }
 
@@ -212,8 +229,8 @@ std::optional<Binding> decode_binding(std::string_view value) {
   if (value.size() < kBindingFixedSize) return std::nullopt;
   const auto* p = reinterpret_cast<const std::byte*>(value.data());
   Binding b;
-  std::memcpy(b.uuid.data(), p, 16);
-  b.generation = get_u64(p + 16);
+  std::memcpy(b.uuid.data(), p + binding_value::kUuid.at, binding_value::kUuid.len);
+  b.generation = get_field<binding_value::kGeneration>(p);
   b.journal_path = std::string(value.substr(kBindingFixedSize));
   return b;
 }

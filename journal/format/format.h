@@ -1,8 +1,9 @@
 // The journal's on-disk format, version 5 (version 4 has no fingerprint of
 // the file and a 32-byte COMMIT; version 3 has no PLACED record; version 2's
-// DATA records index one contiguous extent; version 1 has none).  docs/journal-format.md tells the
-// same story with the recovery rules; this file is the authority on bytes.
-// All integers are little-endian.
+// DATA records index one contiguous extent; version 1 has none), and the
+// other bytes h5journal keeps on disk: the binding, the readers file.  This
+// file is the one authority on bytes; docs/journal-format.md gives the rules
+// and the reasoning.  All integers are little-endian.
 //
 // FILE LAYOUT
 //   [0, 4096)      header region: two 512-byte header slots, at 0 and 2048.
@@ -13,77 +14,9 @@
 //                  next record starts at the next multiple of kBlockSize, so
 //                  a later write never shares a disk sector with a commit.
 //
-// HEADER SLOT (512 bytes)
-//   off len  field
-//     0   8  magic "H5JRNL\r\n"
-//     8   4  format version (5; readers accept 1 to 4)
-//    12   4  slot size (512)
-//    16   8  generation (>= 1; +1 at every checkpoint)
-//    24   4  salt: random, differs from the previous generation's
-//    28   4  block size (4096)
-//    32  16  journal UUID (random when the journal file is created)
-//    48   8  first transaction number of this generation
-//    56   8  creation time of this generation, ns since the Unix epoch
-//    64   8  size of the HDF5 file when this generation started
-//    72   8  reserved (0)
-//    80   4  reserved (0)
-//    84   2  target name length N (<= kMaxTargetName)
-//    86   N  target file name: the HDF5 file's base name, UTF-8
-//     .   .  zero
-//   486   2  fingerprint windows W (0 to 8; version 5): the file's bytes at
-//            W places fixed by its size when this generation started
-//            (fingerprint_window), 64 bytes each
-//   488  2W  the low 16 bits of each window's CRC32C, in order
-//     .   .  zero
-//   508   4  masked CRC32C of bytes [0, 508)
-//
-// RECORD (32-byte header, then payload, then zero padding to a multiple of 8)
-//   off len  field
-//     0   4  masked CRC32C of bytes [4, 32 + payload length)
-//     4   1  type (RecordType)
-//     5   1  flags (0)
-//     6   2  reserved (0)
-//     8   4  payload length
-//    12   4  salt of the generation
-//    16   8  LSN: the record's own byte offset in the journal file
-//    24   8  transaction number
-//
-// PAYLOADS
-//   BEGIN    8  time, ns since the Unix epoch
-//   WRITE    8  address in the HDF5 file
-//            8  length L
-//            4  tag (HDF5 memory type; informational)
-//            4  reserved (0)
-//            L  the bytes
-//   COMMIT   8  logical size of the HDF5 file after this transaction
-//            8  records in the transaction before this one (BEGIN included)
-//            8  LSN of the transaction's BEGIN
-//            8  time, ns since the Unix epoch
-//            8  the HDF5 file's own size on disk at this commit, its
-//               in-place bytes durable (0: not recorded; version 5, whose
-//               COMMIT payload is 40 bytes, not 32)
-//   COMMENT  N  UTF-8 text
-//   ZERO     8  address in the HDF5 file
-//            8  length: these bytes read as zeros (the file shrank over
-//               them, or HDF5 allocated them and never wrote them:
-//               unwritten_space.h)
-//   PLACED   8  address in the HDF5 file
-//            8  length: the file itself holds these bytes, written in
-//               place in this transaction (unwritten_space.h); replay
-//               drops what older records of the range said
-//   DATA     8  address of the first run           (raw data kept in the data
-//            8  run length R                       log, docs/journal-format.md
-//            8  offset of the packed bytes in the data log         section 7)
-//            4  masked CRC32C of the packed bytes
-//            4  count1: runs per group
-//            8  stride1: from run to run in a group
-//            4  count2: groups
-//            4  data log number: 0 is <journal>.data, n is
-//               <journal>.data.n (MPI rank n's)
-//            8  stride2: from group to group
-//            (raw_pattern.h: L = R * count1 * count2 packed bytes)
-//            Version 2's DATA payload is the first 24 bytes, then the
-//            masked CRC and 4 reserved bytes: one run, L = R.
+// Each layout's fields are below, one constant per field, with what it
+// holds: HEADER SLOT, RECORD header, the PAYLOADS of BEGIN, WRITE, COMMIT,
+// ZERO and PLACED, DATA, and THE BINDING.  COMMENT's payload is UTF-8 text.
 //
 // THE DATA LOG (<journal>.data) has the same layout: a header slot with the
 // journal's generation, salt and UUID, then DATA records whose payload is
@@ -94,11 +27,7 @@
 // are its index.  (A version 2 data log holds WRITE records instead.)
 //
 // THE BINDING: the HDF5 file's extended attribute "user.h5journal", set
-// while the file has a journal (docs/journal-format.md section 5)
-//   off len  field
-//     0  16  journal UUID
-//    16   8  journal generation
-//    24   N  the journal's absolute path (UTF-8, no terminator)
+// while the file has a journal (docs/journal-format.md section 5).
 //
 // THE OLDER LOG-FORM GUARD: a file closed in log form by an h5journal
 // before the superblock guard (superblock_guard.h, which marks log form
@@ -115,8 +44,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "coding.h"
 #include "raw_pattern.h"
 #include "status.h"
 
@@ -130,17 +61,8 @@ inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
 inline constexpr uint64_t kFirstRecordOffset = 4096;
 inline constexpr uint32_t kBlockSize = 4096;
 inline constexpr size_t kMaxTargetName = 400;
-inline constexpr size_t kRecordHeaderSize = 32;
-inline constexpr size_t kBeginPayloadSize = 8;
-inline constexpr size_t kWritePayloadHeader = 24;
-inline constexpr size_t kCommitPayloadSize = 40;
-inline constexpr size_t kCommitPayloadSizeV4 = 32;
 inline constexpr unsigned kFingerprintWindows = 8;
 inline constexpr uint64_t kFingerprintWindowSize = 64;
-inline constexpr size_t kZeroPayloadSize = 16;
-inline constexpr size_t kDataPayloadSize = 56;
-inline constexpr size_t kDataPayloadSizeV2 = 32;
-inline constexpr size_t kBindingFixedSize = 24;
 inline constexpr char kBindingXattr[] = "user.h5journal";
 // Set (empty), durably, before a writer or recovery first writes committed
 // bytes into the file in a generation; removed once the next generation
@@ -154,16 +76,200 @@ inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
 inline constexpr char kWriteBitsXattr[] = "user.h5journal.write_bits";
 inline constexpr char kLogFormGuard[8] = {'\211', 'H', '5', 'J', '\r', '\n', '\032', '\n'};
 
+// THE FIELDS of each layout above, as encode, decode and the checks below
+// use them: nothing else names a byte offset.  Each layout's fields follow
+// one another (laid_out), so a field cannot overlap its neighbour or leave
+// an unnamed gap; a gap is a field named reserved or zero.
+struct Field {
+  size_t at, len;
+  constexpr size_t end() const { return at + len; }
+};
+template <size_t N>
+constexpr bool laid_out(const Field (&fields)[N], size_t size) {
+  for (size_t i = 0; i + 1 < N; ++i)
+    if (fields[i].end() != fields[i + 1].at) return false;
+  return fields[0].at == 0 && fields[N - 1].end() == size;
+}
+// Field F of the layout that starts at `p`, little-endian (coding.h), at
+// the field's own width: reading or writing one at another fails to compile.
+template <Field F>
+auto get_field(const std::byte* p) {
+  if constexpr (F.len == 1) return uint8_t(p[F.at]);
+  else if constexpr (F.len == 2) return get_u16(p + F.at);
+  else if constexpr (F.len == 4) return get_u32(p + F.at);
+  else {
+    static_assert(F.len == 8, "an integer field");
+    return get_u64(p + F.at);
+  }
+}
+template <Field F, class T>
+void put_field(std::byte* p, T v) {
+  static_assert(std::is_unsigned_v<T> && sizeof(T) == F.len, "a field written at its own width");
+  if constexpr (F.len == 1) p[F.at] = std::byte(v);
+  else if constexpr (F.len == 2) put_u16(p + F.at, v);
+  else if constexpr (F.len == 4) put_u32(p + F.at, v);
+  else put_u64(p + F.at, v);
+}
+
+
+// HEADER SLOT (kHeaderSlotSize bytes)
+namespace header_slot {
+inline constexpr Field kMagic{0, 8};          // `48 35 4A 52 4E 4C 0D 0A`, "H5JRNL\r\n" (CR LF catches text-mode mangling)
+inline constexpr Field kVersion{8, 4};        // format version (5; readers accept 1 to 4)
+inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
+inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
+inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
+inline constexpr Field kBlockSize{28, 4};     // 4096 (kBlockSize)
+inline constexpr Field kUuid{32, 16};         // the journal's UUID: random when it is created, kept across generations
+inline constexpr Field kFirstTxn{48, 8};      // first transaction number of this generation
+inline constexpr Field kCreated{56, 8};       // when this generation started, ns since the Unix epoch
+inline constexpr Field kBaseSize{64, 8};      // size of the HDF5 file when this generation started
+inline constexpr Field kReserved{72, 12};     // zero
+inline constexpr Field kNameLength{84, 2};    // N, at most 400 (kMaxTargetName)
+inline constexpr Field kName{86, kMaxTargetName};  // the HDF5 file's base name, UTF-8: N bytes, then zeros
+// Version 5's fingerprint: the file's bytes at W places fixed by its size
+// when this generation started (fingerprint_window), 64 bytes each.
+
+inline constexpr Field kWindows{486, 2};      // fingerprint windows W, 0 to 8 (version 5)
+inline constexpr Field kFingerprint{488, 2 * kFingerprintWindows};  // the low 16 bits of each window's CRC32C, in order, then zeros
+inline constexpr Field kZero{504, 4};         // zero
+inline constexpr Field kCrc{508, 4};          // masked CRC32C of every byte before it
+inline constexpr Field kAll[] = {kMagic, kVersion, kSlotSize, kGeneration, kSalt, kBlockSize, kUuid, kFirstTxn,
+                                 kCreated, kBaseSize, kReserved, kNameLength, kName, kWindows, kFingerprint, kZero,
+                                 kCrc};
+}  // namespace header_slot
+
+// RECORD: this header, then the payload, then zeros to a multiple of 8.
+namespace record_header {
+inline constexpr Field kCrc{0, 4};            // masked CRC32C of the header's other bytes, then of the payload
+inline constexpr Field kType{4, 1};           // RecordType: 1 BEGIN ... 7 PLACED (section 2.3)
+inline constexpr Field kFlags{5, 1};          // zero
+inline constexpr Field kReserved{6, 2};       // zero
+inline constexpr Field kPayloadLength{8, 4};  // P, at most 2^30 (kMaxPayload)
+inline constexpr Field kSalt{12, 4};          // the generation's
+inline constexpr Field kLsn{16, 8};           // the record's own byte offset in the journal file
+inline constexpr Field kTxn{24, 8};           // transaction number
+inline constexpr Field kAll[] = {kCrc, kType, kFlags, kReserved, kPayloadLength, kSalt, kLsn, kTxn};
+}  // namespace record_header
+inline constexpr size_t kRecordHeaderSize = record_header::kTxn.end();
+
+namespace begin_payload {
+inline constexpr Field kTime{0, 8};           // ns since the Unix epoch
+inline constexpr Field kAll[] = {kTime};
+}  // namespace begin_payload
+inline constexpr size_t kBeginPayloadSize = begin_payload::kTime.end();
+
+// WRITE: these fields, then the L bytes.
+namespace write_payload {
+inline constexpr Field kAddress{0, 8};        // in the HDF5 file
+inline constexpr Field kLength{8, 8};         // L
+inline constexpr Field kTag{16, 4};           // HDF5's memory type; informational
+inline constexpr Field kReserved{20, 4};      // zero
+inline constexpr Field kAll[] = {kAddress, kLength, kTag, kReserved};
+}  // namespace write_payload
+inline constexpr size_t kWritePayloadHeader = write_payload::kReserved.end();
+
+namespace commit_payload {
+inline constexpr Field kLogicalSize{0, 8};    // of the HDF5 file after this transaction
+inline constexpr Field kRecordCount{8, 8};    // records in the transaction before this one, BEGIN included
+inline constexpr Field kBeginLsn{16, 8};      // LSN of the transaction's BEGIN
+inline constexpr Field kTime{24, 8};          // ns since the Unix epoch
+// the HDF5 file's own size on disk at this commit, its in-place bytes
+// durable (0: not recorded, as under MPI); versions 1 to 4 end before it
+inline constexpr Field kFileSize{32, 8};
+inline constexpr Field kAll[] = {kLogicalSize, kRecordCount, kBeginLsn, kTime, kFileSize};
+}  // namespace commit_payload
+inline constexpr size_t kCommitPayloadSize = commit_payload::kFileSize.end();
+inline constexpr size_t kCommitPayloadSizeV4 = commit_payload::kFileSize.at;
+
+// ZERO: these bytes read as zeros (the file shrank over them, or HDF5
+// allocated them and never wrote them: unwritten_space.h).
+// PLACED: the file itself holds these bytes, written in place in this
+// transaction (unwritten_space.h); replay drops what older records of the
+// range said.
+namespace range_payload {
+inline constexpr Field kAddress{0, 8};        // in the HDF5 file
+inline constexpr Field kLength{8, 8};
+inline constexpr Field kAll[] = {kAddress, kLength};
+}  // namespace range_payload
+inline constexpr size_t kZeroPayloadSize = range_payload::kLength.end();
+
+// DATA: raw data kept in a data log (docs/journal-format.md section 7), as
+// a pattern of runs (raw_pattern.h: L = R * count1 * count2 packed bytes).
+// Version 2's payload is the first 28 bytes and 4 reserved ones: one run,
+// L = R.
+namespace data_payload {
+inline constexpr Field kAddress{0, 8};        // of the first run
+inline constexpr Field kRunLength{8, 8};      // R
+inline constexpr Field kLogOffset{16, 8};     // of the packed bytes in the data log, below 2^62
+inline constexpr Field kCrc{24, 4};           // masked CRC32C of the packed bytes
+inline constexpr Field kCount1{28, 4};        // runs per group
+inline constexpr Field kStride1{32, 8};       // from run to run in a group
+inline constexpr Field kCount2{40, 4};        // groups
+inline constexpr Field kLog{44, 4};           // data log: 0 is <journal>.data, n is <journal>.data.n (rank n's)
+inline constexpr Field kStride2{48, 8};       // from group to group
+inline constexpr Field kAll[] = {kAddress, kRunLength, kLogOffset, kCrc, kCount1, kStride1, kCount2, kLog, kStride2};
+}  // namespace data_payload
+inline constexpr size_t kDataPayloadSize = data_payload::kStride2.end();
+inline constexpr size_t kDataPayloadSizeV2 = data_payload::kStride1.at;
+
+// THE BINDING: these fields, then the journal's absolute path (UTF-8, no
+// terminator).
+namespace binding_value {
+inline constexpr Field kUuid{0, 16};          // the journal's
+inline constexpr Field kGeneration{16, 8};    // the journal's
+inline constexpr Field kAll[] = {kUuid, kGeneration};
+}  // namespace binding_value
+inline constexpr size_t kBindingFixedSize = binding_value::kGeneration.end();
+
+// THE READERS FILE, <journal>.readers: how live readers and a writer share
+// a journal (readers/live_readers.h tells the protocol).  The writer writes
+// every field before kLateMark in one write, and readers only kLateMark.
+// A file of kReadersFileSizeBeforeState bytes (an older h5journal's) reads
+// as state 0; one of kReadersFileSizeBeforeDeadline as held off with no
+// deadline.
+inline constexpr char kReadersMagic[8] = {'H', '5', 'J', 'R', 'E', 'A', 'D', '\n'};
+namespace readers_file {
+inline constexpr Field kMagic{0, 8};          // `48 35 4A 52 45 41 44 0A`, "H5JREAD\n"
+inline constexpr Field kEpoch{8, 8};          // even while no rewrite is under way, odd during one
+// 0 readers welcome; 1 held off, while a writer waits for the readers
+// present to close before a rewrite; 2 closed, by a writer about to unlink
+// the file
+inline constexpr Field kState{16, 8};
+// held off until: ns since the Unix epoch after which a reader that still
+// finds itself held off registers anyway ("late"); 0 when none is set.
+inline constexpr Field kUntil{24, 8};
+inline constexpr Field kWriterPid{32, 4};     // the writer's process id
+inline constexpr Field kWriterHost{36, 4};    // CRC32C of the writer's host name
+inline constexpr Field kLateMark{40, 8};      // when a reader last registered late (readers write it)
+inline constexpr Field kAll[] = {kMagic, kEpoch, kState, kUntil, kWriterPid, kWriterHost, kLateMark};
+}  // namespace readers_file
+inline constexpr size_t kReadersFileSize = readers_file::kLateMark.end();
+inline constexpr size_t kReadersWriterBytes = readers_file::kLateMark.at;
+inline constexpr size_t kReadersFileSizeBeforeState = readers_file::kState.at;
+inline constexpr size_t kReadersFileSizeBeforeDeadline = readers_file::kUntil.at;
+// The generation locks, past the fields: bytes that hold no data.  A reader
+// holds a shared lock on byte kGenerationLockFirst + (epoch / 2) %
+// kGenerationLocks, the generation its snapshot is of.
+inline constexpr uint64_t kGenerationLockFirst = 64;
+inline constexpr uint64_t kGenerationLocks = 64;
+
 // The layout above, checked where it is written down.
+static_assert(laid_out(header_slot::kAll, kHeaderSlotSize), "the header slot's fields");
+static_assert(laid_out(record_header::kAll, 32), "the record header's fields");
+static_assert(laid_out(begin_payload::kAll, 8), "BEGIN's fields");
+static_assert(laid_out(write_payload::kAll, 24), "WRITE's fields");
+static_assert(laid_out(commit_payload::kAll, 40) && kCommitPayloadSizeV4 == 32, "COMMIT's fields");
+static_assert(laid_out(range_payload::kAll, 16), "ZERO's and PLACED's fields");
+static_assert(laid_out(data_payload::kAll, 56) && kDataPayloadSizeV2 == 32, "DATA's fields");
+static_assert(laid_out(binding_value::kAll, 24), "the binding's fields");
+static_assert(laid_out(readers_file::kAll, 48) && kGenerationLockFirst >= kReadersFileSize, "the readers file's");
 static_assert(kHeaderSlotOffset[1] >= kHeaderSlotSize, "header slots overlap");
 static_assert(kHeaderSlotOffset[1] + kHeaderSlotSize <= kFirstRecordOffset, "a header slot runs into the records");
-static_assert(86 + kMaxTargetName <= 486, "the target name runs into the fingerprint");
-static_assert(488 + 2 * kFingerprintWindows <= kHeaderSlotSize - 4, "the fingerprint runs into the header CRC");
 static_assert(kFirstRecordOffset % kBlockSize == 0, "records start on a block");
 static_assert(kRecordHeaderSize % 8 == 0 && kBeginPayloadSize % 8 == 0 && kWritePayloadHeader % 8 == 0 &&
                   kCommitPayloadSize % 8 == 0 && kZeroPayloadSize % 8 == 0 && kDataPayloadSize % 8 == 0,
               "fixed payloads keep the 8-byte alignment the records rely on");
-static_assert(kDataPayloadSizeV2 < kDataPayloadSize, "a version 2 DATA payload is a prefix of version 3's");
 static_assert(sizeof kLogFormGuard == sizeof kMagic, "the guard replaces HDF5's 8-byte signature");
 // Data log offsets stay below this (a bound the reader checks).
 inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;

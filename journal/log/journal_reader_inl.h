@@ -1,5 +1,7 @@
-// Transaction grammar of scan_committed (see format.h):
-//   journal := (BEGIN (WRITE | ZERO | DATA | COMMENT)* COMMIT)* [uncommitted tail]
+// Transaction grammar of scan_committed (docs/journal-format.md section 3,
+// rule 2):
+//   journal := (BEGIN body* COMMIT)* [uncommitted tail]
+//   body    := any record but BEGIN and COMMIT
 // with transaction numbers first_txn, first_txn + 1, ... and each COMMIT
 // naming its BEGIN's LSN and the number of records before it.
 #pragma once

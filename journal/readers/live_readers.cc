@@ -50,17 +50,17 @@ Result<Header> read_header(File& file) {
   if (*n < kReadersFileSizeBeforeState || std::memcmp(bytes.data(), kReadersMagic, sizeof kReadersMagic) != 0)
     return Status(Code::kCorrupt, file.path() + " is not an h5journal readers file");
   Header h;
-  h.epoch = get_u64(bytes.data() + 8);
-  uint64_t state = *n >= kReadersFileSizeBeforeDeadline ? get_u64(bytes.data() + 16) : 0;
+  h.epoch = get_field<readers_file::kEpoch>(bytes.data());
+  uint64_t state = *n >= kReadersFileSizeBeforeDeadline ? get_field<readers_file::kState>(bytes.data()) : 0;
   if (state > uint64_t(ReadersState::kClosed)) return Status(Code::kCorrupt, file.path() + ": unknown readers state");
   h.state = ReadersState(state);
   h.has_deadline = *n >= kReadersWriterBytes;
   if (h.has_deadline) {
-    h.until_ns = get_u64(bytes.data() + 24);
-    h.writer_pid = get_u32(bytes.data() + 32);
-    h.writer_host = get_u32(bytes.data() + 36);
+    h.until_ns = get_field<readers_file::kUntil>(bytes.data());
+    h.writer_pid = get_field<readers_file::kWriterPid>(bytes.data());
+    h.writer_host = get_field<readers_file::kWriterHost>(bytes.data());
   }
-  if (*n >= kReadersFileSize) h.late_mark = get_u64(bytes.data() + 40);
+  if (*n >= kReadersFileSize) h.late_mark = get_field<readers_file::kLateMark>(bytes.data());
   return h;
 }
 
@@ -203,11 +203,11 @@ Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, Reader
 Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t until_ns) {
   std::array<std::byte, kReadersWriterBytes> bytes{};
   std::memcpy(bytes.data(), kReadersMagic, sizeof kReadersMagic);
-  put_u64(bytes.data() + 8, epoch);
-  put_u64(bytes.data() + 16, uint64_t(state));
-  put_u64(bytes.data() + 24, until_ns);
-  put_u32(bytes.data() + 32, uint32_t(getpid()));
-  put_u32(bytes.data() + 36, this_host());
+  put_field<readers_file::kEpoch>(bytes.data(), epoch);
+  put_field<readers_file::kState>(bytes.data(), uint64_t(state));
+  put_field<readers_file::kUntil>(bytes.data(), until_ns);
+  put_field<readers_file::kWriterPid>(bytes.data(), uint32_t(getpid()));
+  put_field<readers_file::kWriterHost>(bytes.data(), this_host());
   auto file = fs_.open(path_, OpenMode::kReadWrite, IoEngine::kSync);
   if (!file) return file.status();
   H5J_RETURN_IF_ERROR((*file)->write_at(0, bytes));
@@ -248,9 +248,9 @@ Result<bool> register_under(File& file, const Header& h, bool late) {
   Status held = file.lock_byte_shared(generation_lock_byte(h.epoch));
   if (!held && held.code() != Code::kUnsupported) return held;
   if (late) {
-    std::array<std::byte, 8> mark{};
+    std::array<std::byte, readers_file::kLateMark.len> mark{};
     put_u64(mark.data(), wall_ns(WallClock::now()));
-    if (!file.write_at(kReadersWriterBytes, mark)) return false;
+    if (!file.write_at(readers_file::kLateMark.at, mark)) return false;
   }
   auto again = read_header(file);
   if (!again) return again.status();

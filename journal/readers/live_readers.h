@@ -13,27 +13,13 @@
 // recovery writes committed bytes into the file, and a new generation
 // starts the journal and data logs over.
 //
-// THE READERS FILE  <journal>.readers, 48 bytes:
-//     0   8  magic "H5JREAD\n"
-//     8   8  epoch, u64 little-endian
-//    16   8  state, u64 little-endian: 0 readers welcome; 1 held off, while
-//            a writer waits for the readers present to close before a
-//            rewrite; 2 closed, by a writer about to unlink the file
-//    24   8  held off until: u64 nanoseconds since the Unix epoch after which
-//            a reader that still finds itself held off registers anyway
-//            ("late"); 0 when none is set
-//    32   4  the writer's process id, u32
-//    36   4  crc32c of the writer's host name, u32
-//    40   8  late mark, u64: written by readers only, the time at which one
-//            registered late
-//    64  64  generation locks: no data; a reader holds a shared lock on byte
-//            64 + (epoch / 2) % 64, the generation its snapshot is of
-// The writer writes bytes 0-39 in one write, and readers only bytes 40-47.
+// THE READERS FILE  <journal>.readers (its bytes: format.h, readers_file):
+// the writer's epoch and state, which the writer alone writes, a late mark
+// readers write, and one lock byte per generation.
 // The epoch is even while no rewrite is under way, and odd during one; a
 // writer makes it odd before a rewrite's first byte and even again once the
-// new generation's header is written.  A file of 16 bytes (h5journal before
-// the state) reads as state 0; one of 24 (before the deadline) as held off
-// with no deadline, when a reader waits at most 2 s.
+// new generation's header is written.  A reader of a file written before the
+// deadline field waits at most 2 s.
 //
 // A closing writer moves the epoch once more and marks the file closed just
 // before it unlinks it: a reader holding the unlinked file would never see
@@ -127,6 +113,7 @@
 #include <string>
 
 #include "file.h"
+#include "format.h"
 
 namespace h5j {
 
@@ -138,13 +125,6 @@ std::string readers_path_for(const std::string& journal_path);
 // "1.2 s": how long a reader held its snapshot, or a writer waited for readers.
 std::string seconds_text(std::chrono::duration<double> d);
 
-inline constexpr char kReadersMagic[8] = {'H', '5', 'J', 'R', 'E', 'A', 'D', '\n'};
-inline constexpr size_t kReadersFileSize = 48;
-inline constexpr size_t kReadersWriterBytes = 40;  // what the writer writes; readers write the rest
-inline constexpr size_t kReadersFileSizeBeforeState = 16;
-inline constexpr size_t kReadersFileSizeBeforeDeadline = 24;
-inline constexpr uint64_t kGenerationLockFirst = 64;
-inline constexpr uint64_t kGenerationLocks = 64;
 // The byte a reader of a snapshot loaded under `epoch` holds locked.  An odd
 // epoch (a rewrite under way) counts as the generation being rewritten.
 inline uint64_t generation_lock_byte(uint64_t epoch) { return kGenerationLockFirst + (epoch / 2) % kGenerationLocks; }
