@@ -89,7 +89,7 @@ Status list_journal(const std::string& path, bool data_log, std::FILE* out) {
                ", created %s, base size %" PRIu64 ", target \"%s\"\n",
                h.generation, uuid_hex(h.uuid).c_str(), h.salt, h.first_txn, utc(h.created_ns).c_str(), h.base_size,
                h.target_name.c_str());
-  if (h.version >= 5) std::fprintf(out, "fingerprint: %zu window(s)\n", h.fingerprint.size());
+  if (h.version >= 5) std::fprintf(out, "fingerprint: %zu sample(s)\n", h.fingerprint.size());
   std::fprintf(out, "offset type txn address length bytes_at crc note\n");
   uint64_t committed = 0, first = 0, last = 0, after_commit = 0, records_end = kFirstRecordOffset;
   auto on_record = [&](const Record& r) {

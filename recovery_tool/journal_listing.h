@@ -7,7 +7,7 @@
 //   slot I at OFFSET: generation G [in use] | empty | invalid (why)
 //   header: generation G, uuid U, salt S, first transaction T, created C,
 //           base size B, target "NAME"
-//   fingerprint: W window(s)                       (format version 5 on)
+//   fingerprint: S sample(s)                       (format version 5 on)
 //   OFFSET TYPE TXN ADDRESS LENGTH BYTES_AT CRC [NOTE]
 //     TYPE is BEGIN, WRITE, COMMIT, COMMENT, ZERO or DATA; ADDRESS and
 //     LENGTH the file range a record covers; BYTES_AT where its bytes are:

@@ -68,7 +68,7 @@ TEST_CASE("golden bytes: the header slot") {
         "00000000");
   CHECK(std::all_of(slot + 96, slot + 486, [](std::byte b) { return b == std::byte(0); }));
   CHECK(hex(std::span(slot + 486, 6)) ==
-        "0200"            // fingerprint windows
+        "0200"            // fingerprint samples
         "efbe" "0201");   // their fingerprints
   CHECK(std::all_of(slot + 492, slot + 508, [](std::byte b) { return b == std::byte(0); }));
   CHECK(hex(std::span(slot + 508, 4)) == "36fd3eab");  // masked CRC32C of [0, 508)

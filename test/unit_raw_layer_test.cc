@@ -128,7 +128,7 @@ TEST_CASE("a raw layer lays the newest extent's bytes onto any range, and leaves
     bool in_memory = round % 2 == 0;              // one log, seen in place (like staged bytes)
     for (int i = int(rng() % 12) + 1; i > 0; --i) {
       RawPattern p = random_pattern(rng);
-      if (rng() % 4 == 0) p.addr += uint64_t(rng() % 4) << 20;  // several windows
+      if (rng() % 4 == 0) p.addr += uint64_t(rng() % 4) << 20;  // several buckets
       uint32_t n_log = in_memory ? 0 : rng() % 2;
       auto& log = logs[n_log];
       uint64_t src = log.size();
@@ -187,7 +187,7 @@ struct ModelFile {
 };
 
 // What placing staged bytes relies on (JournaledFile::place_staged_below): a
-// window's gaps may hold committed bytes or another rank's, so applying a
+// bucket's gaps may hold committed bytes or another rank's, so applying a
 // layer changes exactly the bytes its extents cover below the limit (with
 // GapFill::kFromFile it writes nearby gaps too, with the bytes they held),
 // and a write buffer kept by the caller serves one placing after another.
@@ -198,7 +198,7 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
   AlignedBuffer run;  // kept across the placings, as place_staged_below keeps its own
   for (int placing = 0; placing < 60; ++placing) {
     GapFill gaps = placing % 2 ? GapFill::kFromFile : GapFill::kLeave;
-    RawLayer layer(12);  // 4 KiB windows: many per placing
+    RawLayer layer(12);  // 4 KiB buckets: many per placing
     std::vector<std::byte> log;
     std::vector<std::pair<RawPattern, uint64_t>> extents;
     for (int i = int(rng() % 8) + 1; i > 0; --i) {

@@ -82,7 +82,7 @@ herr_t push_error(const char* func, hid_t minor, const Status& s, const std::str
 // Runs a callback body; an exception (std::bad_alloc from a growing map, say)
 // must not unwind through HDF5's C frames, so it becomes an HDF5 error.
 template <typename R, typename F>
-R guarded(const char* fn, R on_error, F&& body) noexcept {
+R exceptions_as_errors(const char* fn, R on_error, F&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -201,7 +201,7 @@ Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
 }
 
 H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
-  return guarded("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
+  return exceptions_as_errors("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
     static const char* fn = "H5FD_journal_open";
     if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
     if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
@@ -248,7 +248,7 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
 }
 
 herr_t journal_close(H5FD_t* file) {
-  return guarded("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
     std::unique_ptr<JournalDriverFile> f(self(file));
     Status s = f->ranks ? f->ranks->commit(*f->file, /*closing=*/true) : f->file->close();
     if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s);
@@ -347,7 +347,7 @@ Status read_one(JournalDriverFile& file, H5FD_mem_t type, haddr_t addr, size_t s
 }
 
 herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, void* buf) {
-  return guarded("H5FD_journal_read", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_read", herr_t(-1), [&]() -> herr_t {
     // Raw data another rank wrote since the last commit is in its data log.
     Status s = type == H5FD_MEM_DRAW ? self(file)->file->refresh_peers() : Status::ok();
     if (s) s = read_one(*self(file), type, addr, size, static_cast<std::byte*>(buf));
@@ -357,7 +357,7 @@ herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t s
 }
 
 herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
-  return guarded("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
     auto in = static_cast<const std::byte*>(buf);
     auto bytes = std::span(in, size);
     JournaledFile& f = *self(file)->file;
@@ -407,7 +407,7 @@ void for_each_element(uint32_t count, const H5FD_mem_t types[], const size_t siz
 
 herr_t journal_read_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                            size_t sizes[], void* bufs[]) {
-  return guarded("H5FD_journal_read_vector", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_read_vector", herr_t(-1), [&]() -> herr_t {
     bool raw = false;
     for_each_element(count, types, sizes, [&](uint32_t, H5FD_mem_t type, size_t) { raw = raw || type == H5FD_MEM_DRAW; });
     Status s = raw ? self(file)->file->refresh_peers() : Status::ok();  // once for the whole vector
@@ -422,7 +422,7 @@ herr_t journal_read_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types
 // Runs of raw pieces go to write_raw together; metadata one by one.
 herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                             size_t sizes[], const void* bufs[]) {
-  return guarded("H5FD_journal_write_vector", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_write_vector", herr_t(-1), [&]() -> herr_t {
     JournaledFile& f = *self(file)->file;
     std::vector<RawPiece>& raw = self(file)->raw_pieces;
     raw.clear();
@@ -453,7 +453,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
 // batches (selection_pieces.h) instead of built into a vector by HDF5.
 herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t count, hid_t mem_spaces[],
                                hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], const void* bufs[]) {
-  return guarded("H5FD_journal_write_selection", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_write_selection", herr_t(-1), [&]() -> herr_t {
     JournaledFile& f = *self(file)->file;
     auto write_batch = [&](std::span<const RawPiece> pieces) -> Status {
       if (type == H5FD_MEM_DRAW) return f.write_raw(pieces, uint32_t(type));
@@ -473,7 +473,7 @@ herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t coun
 }
 
 herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
-  return guarded("H5FD_journal_flush", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_flush", herr_t(-1), [&]() -> herr_t {
     JournalDriverFile* f = self(file);
     if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
     f->commit_pending = false;
@@ -484,7 +484,7 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
 }
 
 herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
-  return guarded("H5FD_journal_truncate", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_truncate", herr_t(-1), [&]() -> herr_t {
     JournalDriverFile* f = self(file);
     Status s = f->file->set_size(f->eoa);
     if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s);
@@ -506,7 +506,7 @@ Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal
 // Under MPI, H5Fdelete is collective, as with mpio: rank 0 removes, and
 // every rank returns its outcome.
 herr_t journal_delete(const char* name, hid_t fapl) {
-  return guarded("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
+  return exceptions_as_errors("H5FD_journal_delete", herr_t(-1), [&]() -> herr_t {
     auto config = config_from_fapl(fapl);
     if (!config) return push_error("H5FD_journal_delete", H5E_BADVALUE, config.status());
     auto ranks = rank_group_for(name, fapl, config->from_string, config->values);

@@ -16,7 +16,7 @@
 //     or a close of a file that has a journal.
 //  3. Followers follow the journal to the commit.  Without step 4 this is
 //     the end.
-//  4. Every rank writes its share of the raw layer's windows into the file
+//  4. Every rank writes its share of the raw layer's buckets into the file
 //     and syncs it (JournaledFile::step4_write_raw_share).
 //  5. Rank 0 lays the journal overlay over them, syncs, and starts a new
 //     generation, or removes the journal when closing.  Then the followers

@@ -37,10 +37,10 @@ Status JournaledFile::begin_transaction() {
 
 Status JournaledFile::commit() {
   if (follower()) return Status(Code::kInvalid, "an MPI follower commits through rank 0 (collective_commit)");
-  return guarded([&] { return commit_and_checkpoint(); });
+  return guarded([&] { return commit_point(); });
 }
 
-Status JournaledFile::commit_and_checkpoint() {
+Status JournaledFile::commit_point() {
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (!checkpoint_due() && !first_superblock_committed()) return Status::ok();
   auto deferred = defer_checkpoint();
@@ -154,8 +154,8 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
   return base_->size();
 }
 
-// kApplyingXattr (format.h): recovery compares every fingerprint window
-// while it is absent, and only the windows no committed record covers
+// kApplyingXattr (format.h): recovery compares every fingerprint sample
+// while it is absent, and only the samples no committed record covers
 // while it is set, since the writes it announces may have rewritten the
 // others.  Durable before the first such write.  Under MPI no fingerprint
 // is taken, so nothing is marked.
@@ -246,7 +246,7 @@ Status JournaledFile::close() {
 }
 
 Status JournaledFile::close_materialized() {
-  H5J_RETURN_IF_ERROR(commit_and_checkpoint());
+  H5J_RETURN_IF_ERROR(commit_point());
   if (first_commit_done_) {
     H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
     H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
@@ -258,7 +258,7 @@ Status JournaledFile::close_materialized() {
 // the superblock's guard says so (superblock_guard.h): h5recover tells this
 // file from a crashed one by it, and readers without the driver refuse it.
 Status JournaledFile::close_in_log_form() {
-  H5J_RETURN_IF_ERROR(commit_and_checkpoint());
+  H5J_RETURN_IF_ERROR(commit_point());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   writer_.reset();

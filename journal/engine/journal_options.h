@@ -55,11 +55,12 @@ struct JournalOptions {
   uint32_t data_log = 0;  // the data log this handle appends to (its MPI rank; 0 when serial)
   Role role = Role::kSerial;
   uint32_t ranks = 1;     // MPI: how many ranks, hence data logs, share the file
-  // The raw layer's windows, 2^this bytes: the unit an MPI checkpoint splits
-  // between ranks (write_raw_share).  Tests make them small.
-  unsigned raw_window_shift = 20;
-  // false: close leaves the file in log form (journal, data log, and the
-  // guard at offset 0); the next read-write open or h5recover materializes.
+  // The raw layer's buckets, 2^this bytes: the unit an MPI checkpoint splits
+  // between ranks (step4_write_raw_share).  Tests make them small.
+  unsigned raw_bucket_shift = 20;
+  // false: close leaves the file in log form (its journal and data log, and
+  // the superblock's guard with the log-form bit); the next read-write open
+  // or h5recover materializes.
   bool materialize_at_close = true;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;

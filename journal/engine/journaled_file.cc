@@ -48,8 +48,8 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
       opts_(std::move(opts)),
       read_only_(read_only),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
-      image_(opts_.raw_window_shift),
-      peers_(opts_.data_log, opts_.ranks, opts_.raw_window_shift) {}
+      image_(opts_.raw_bucket_shift),
+      peers_(opts_.data_log, opts_.ranks, opts_.raw_bucket_shift) {}
 
 JournaledFile::~JournaledFile() {
   writer_.reset();  // waits for writes in flight before the buffers go

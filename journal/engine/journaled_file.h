@@ -5,7 +5,7 @@
 // Where each concern lives:
 //   journaled_file.cc     opening, recovery at open, reading, fail-stop
 //   write_routing.cc      where each write goes: the write-ahead rule,
-//                         windows, raw modes, staging, the data log
+//                         sieve spans, raw modes, staging, the data log
 //   commit.cc             transactions, commit, checkpoint, close, log form
 //   rank_steps.cc         an MPI rank's part: following rank 0, the steps
 //                         of the collective commit (collective_commit.h)
@@ -67,7 +67,7 @@ class JournaledFile : private RecoveredImage {
   // Raw data, one vector write: pieces in the order HDF5 gives them.
   // Appended to the data log (RawMode::kLog, and kAuto for pieces that are
   // small or overwrite), else by the write-ahead rule, nearby pieces
-  // gathered into windows as HDF5's sieve buffer would.
+  // gathered into sieve spans as HDF5's sieve buffer would.
   Status write_raw(std::span<const RawPiece> pieces, uint32_t tag);
   Status write_raw(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
     RawPiece piece{addr, data};
@@ -93,7 +93,7 @@ class JournaledFile : private RecoveredImage {
   // True if the image must now go into the file (steps 4 and 5).
   Result<bool> step2_owner_commit(const PreparedIndex& followers, bool closing);
   Status step3_follower_follow();
-  // Windows are split by the data logs that touch them, which every rank
+  // Buckets are split by the data logs that touch them, which every rank
   // knows alike once it has followed the journal to the commit: those of
   // one rank's log alone are that rank's; the rest (several logs) are rank
   // 0's.  No rank reads another's data log but rank 0.
@@ -197,7 +197,7 @@ class JournaledFile : private RecoveredImage {
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);
   Status write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag);
   Status write_piece_under_mpi(const RawPiece& p, uint32_t tag);
-  Status write_windows(std::span<const RawPiece> pieces, uint32_t tag);
+  Status write_sieved(std::span<const RawPiece> pieces, uint32_t tag);
   // Pieces `in_place` picks are written by `write_in_place`; the runs of
   // pieces between them go to the data log, in order.
   Status log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
@@ -224,8 +224,9 @@ class JournaledFile : private RecoveredImage {
   Status begin_transaction();
   // The COMMIT record, durable, after the writes it covers; no checkpoint.
   Status commit_transaction();
-  // commit()'s work: the commit, then a checkpoint if one is due.
-  Status commit_and_checkpoint();
+  // A commit point (commit(), and close): the commit, then a checkpoint if
+  // one is due.
+  Status commit_point();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
   // The file's own size for a COMMIT record (0 under MPI).
@@ -258,7 +259,7 @@ class JournaledFile : private RecoveredImage {
   Status follow_generation();
   Status catch_up();
   // Rank 0: puts the records appended by this call where followers read them.
-  Status publish();
+  Status publish_to_followers();
 
   // The files.
   std::unique_ptr<SuperblockGuardFile> base_;

@@ -8,7 +8,7 @@ namespace h5j {
 
 // --- rank 0 ------------------------------------------------------------------
 
-Status JournaledFile::publish() {
+Status JournaledFile::publish_to_followers() {
   if (opts_.role != Role::kMpiOwner || !writer_) return Status::ok();
   return writer_->publish();
 }
@@ -97,19 +97,19 @@ Status JournaledFile::step3_follower_follow() {
   });
 }
 
-// The overlay, which may lie over any window, is rank 0's, laid after every
+// The overlay, which may lie over any bucket, is rank 0's, laid after every
 // rank's share (step 5).
 Status JournaledFile::step4_write_raw_share() {
   return guarded([&] {
     uint32_t me = opts_.data_log;
-    auto mine = [&](uint64_t window) {
-      uint32_t log = image_.raw.sole_log(window);
+    auto mine = [&](uint64_t bucket) {
+      uint32_t log = image_.raw.sole_log(bucket);
       return log == me || (me == 0 && log >= opts_.ranks);
     };
     H5J_RETURN_IF_ERROR(apply_raw_layer(
         image_.raw, image_.committed_size,
         [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); },
-        *base_, GapFill::kLeave, mine, &apply_run_));  // other ranks write beside these windows
+        *base_, GapFill::kLeave, mine, &apply_run_));  // other ranks write beside these buckets
     return opts_.ring.durable ? base_->sync_data() : Status::ok();
   });
 }

@@ -35,23 +35,23 @@ bool sorted_and_disjoint(std::span<const RawPiece> pieces) {
   return true;
 }
 
-// Windows: what HDF5's sieve buffer does for a driver without vector
-// writes.  A window is read, patched and written whole, so it only spans
-// gaps of up to kWindowGap, and at most kWindowMax bytes.
-constexpr uint64_t kWindowGap = 64 << 10;
-constexpr uint64_t kWindowMax = 1 << 20;
+// Sieve spans: what HDF5's sieve buffer does for a driver without vector
+// writes.  A sieve span is read, patched and written whole, so it only spans
+// gaps of up to kSieveGap, and at most kSieveMax bytes.
+constexpr uint64_t kSieveGap = 64 << 10;
+constexpr uint64_t kSieveMax = 1 << 20;
 // The data log takes a pattern's bytes as one record; longer pieces are cut.
 constexpr uint64_t kMaxExtentBytes = 64 << 20;
-// Staging costs about as much per piece as a window costs for this many
+// Staging costs about as much per piece as a sieve span costs for this many
 // bytes of its span (read, patched, written: about 0.25 ns a byte here,
 // against about 70 ns to stage a piece and place it).  So a vector whose
-// span holds fewer bytes than this per piece goes in windows even in new
+// span holds fewer bytes than this per piece goes in sieve spans even in new
 // space: 8-byte elements at a stride of 4 are 8x faster so.
 constexpr uint64_t kStagedPieceCost = 256;
 
-// Whether the pieces are dense enough in their span that windows cost less
+// Whether the pieces are dense enough in their span that sieve spans cost less
 // than staging them (they are sorted: HDF5 gives a selection in order).
-bool windows_cheaper(std::span<const RawPiece> pieces) {
+bool sieve_cheaper(std::span<const RawPiece> pieces) {
   if (pieces.size() < 2 || !sorted_and_disjoint(pieces)) return false;
   uint64_t span = pieces.back().addr + pieces.back().bytes.size() - pieces.front().addr;
   return span / pieces.size() < kStagedPieceCost;
@@ -69,7 +69,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   return guarded([&] {
     H5J_RETURN_IF_ERROR(begin_transaction());
     H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
-    return publish();
+    return publish_to_followers();
   });
 }
 
@@ -81,7 +81,7 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
     // A follower's writes are in rank 0's transaction, which only rank 0 opens.
     H5J_RETURN_IF_ERROR(follower() ? catch_up() : begin_transaction());
     H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
-    return publish();
+    return publish_to_followers();
   });
 }
 
@@ -130,16 +130,16 @@ Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> da
 Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
   if (mpi() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
-  // Serially, kInPlace gathers windows, unless every piece is in new space
+  // Serially, kInPlace gathers sieve spans, unless every piece is in new space
   // and the pieces are sparse: then staging (stages()) coalesces them at
-  // placing, across calls, with no read of the gaps.  Under MPI a window's
-  // gaps may hold other ranks' bytes, which writing the window back would
+  // placing, across calls, with no read of the gaps.  Under MPI a sieve span's
+  // gaps may hold other ranks' bytes, which writing the sieve span back would
   // overwrite with stale ones (why HDF5 turns its sieve buffer off in
   // parallel), so every rank does what kAuto does, and stages its small
   // pieces in new space.
   if (opts_.raw_mode == RawMode::kInPlace && !mpi() &&
-      (pieces.size() == 1 || !all_in_new_space(pieces) || windows_cheaper(pieces)))
-    return write_windows(pieces, tag);
+      (pieces.size() == 1 || !all_in_new_space(pieces) || sieve_cheaper(pieces)))
+    return write_sieved(pieces, tag);
   // kAuto: large pieces in new space in place, runs of the others to the log.
   uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
   return log_all_but(
@@ -177,30 +177,30 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // The vector's pieces are in place (above the protected end) if the vector
 // as a whole is worth its own fdatasync: many small pieces of one large
 // write must not each count as small.
-Status JournaledFile::write_windows(std::span<const RawPiece> pieces, uint32_t tag) {
-  assert(!mpi());  // a window's gaps are this process's alone
+Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t tag) {
+  assert(!mpi());  // a sieve span's gaps are this process's alone
   uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
   if (!sorted_and_disjoint(pieces)) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }
-  std::vector<std::byte> window;
+  std::vector<std::byte> span_bytes;
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i + 1;
     uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
-    while (j < pieces.size() && pieces[j].addr - end <= kWindowGap &&
-           pieces[j].addr + pieces[j].bytes.size() - start <= kWindowMax) {
+    while (j < pieces.size() && pieces[j].addr - end <= kSieveGap &&
+           pieces[j].addr + pieces[j].bytes.size() - start <= kSieveMax) {
       end = pieces[j].addr + pieces[j].bytes.size();
       ++j;
     }
     if (j == i + 1) {
       H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
     } else {
-      window.resize(end - start);
-      H5J_RETURN_IF_ERROR(read_layers(start, window));
+      span_bytes.resize(end - start);
+      H5J_RETURN_IF_ERROR(read_layers(start, span_bytes));
       for (size_t k = i; k < j; ++k)
-        std::memcpy(window.data() + (pieces[k].addr - start), pieces[k].bytes.data(), pieces[k].bytes.size());
-      H5J_RETURN_IF_ERROR(write_by_rule(start, window, tag, inplace_min));
+        std::memcpy(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes.data(), pieces[k].bytes.size());
+      H5J_RETURN_IF_ERROR(write_by_rule(start, span_bytes, tag, inplace_min));
     }
     i = j;
   }
@@ -309,7 +309,7 @@ Status JournaledFile::set_size(uint64_t size) {
     }
     if (read_only_ || !writer_ || size == image_.logical_size) return Status::ok();
     H5J_RETURN_IF_ERROR(resize(size));
-    return publish();
+    return publish_to_followers();
   });
 }
 

@@ -11,7 +11,7 @@ namespace h5j {
 void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out) {
   namespace slot = header_slot;
   assert(h.target_name.size() <= kMaxTargetName);
-  assert(h.fingerprint.size() <= kFingerprintWindows);
+  assert(h.fingerprint.size() <= kFingerprintSamples);
   std::byte* p = out.data();
   std::memset(p, 0, kHeaderSlotSize);
   std::memcpy(p + slot::kMagic.at, kMagic, slot::kMagic.len);
@@ -26,7 +26,7 @@ void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize>
   put_field<slot::kBaseSize>(p, h.base_size);
   put_field<slot::kNameLength>(p, uint16_t(h.target_name.size()));
   std::memcpy(p + slot::kName.at, h.target_name.data(), h.target_name.size());
-  put_field<slot::kWindows>(p, uint16_t(h.fingerprint.size()));
+  put_field<slot::kSamples>(p, uint16_t(h.fingerprint.size()));
   for (size_t i = 0; i < h.fingerprint.size(); ++i) put_u16(p + slot::kFingerprint.at + 2 * i, h.fingerprint[i]);
   seal_header_slot(out);
 }
@@ -55,9 +55,9 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
   if (name_len > kMaxTargetName) return bad("target name too long");
   h.target_name.assign(reinterpret_cast<const char*>(p + slot::kName.at), name_len);
   if (h.version >= 5) {
-    size_t windows = get_field<slot::kWindows>(p);
-    if (windows > kFingerprintWindows) return bad("too many fingerprint windows");
-    for (size_t i = 0; i < windows; ++i) h.fingerprint.push_back(get_u16(p + slot::kFingerprint.at + 2 * i));
+    size_t samples = get_field<slot::kSamples>(p);
+    if (samples > kFingerprintSamples) return bad("too many fingerprint samples");
+    for (size_t i = 0; i < samples; ++i) h.fingerprint.push_back(get_u16(p + slot::kFingerprint.at + 2 * i));
   }
   return h;
 }
@@ -180,15 +180,15 @@ CommitPayload decode_commit(std::span<const std::byte> in) {
   return c;
 }
 
-uint64_t fingerprint_window(uint64_t size, unsigned windows, unsigned i) {
-  assert(i < windows && windows <= fingerprint_windows(size));
-  uint64_t last = size - kFingerprintWindowSize;  // where the last window starts
-  uint64_t at = windows == 1 ? 0 : last / (windows - 1) * i;
+uint64_t fingerprint_sample_at(uint64_t size, unsigned samples, unsigned i) {
+  assert(i < samples && samples <= fingerprint_samples(size));
+  uint64_t last = size - kFingerprintSampleSize;  // where the last sample starts
+  uint64_t at = samples == 1 ? 0 : last / (samples - 1) * i;
   return at & ~uint64_t(7);
 }
 
-uint16_t window_fingerprint(std::span<const std::byte> window) {
-  return uint16_t(crc32c(window.data(), window.size()) & 0xffff);
+uint16_t sample_fingerprint(std::span<const std::byte> sample) {
+  return uint16_t(crc32c(sample.data(), sample.size()) & 0xffff);
 }
 
 uint32_t record_crc(std::span<const std::byte, kRecordHeaderSize> header, std::span<const std::byte> payload_head,

@@ -61,8 +61,8 @@ inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
 inline constexpr uint64_t kFirstRecordOffset = 4096;
 inline constexpr uint32_t kBlockSize = 4096;
 inline constexpr size_t kMaxTargetName = 400;
-inline constexpr unsigned kFingerprintWindows = 8;
-inline constexpr uint64_t kFingerprintWindowSize = 64;
+inline constexpr unsigned kFingerprintSamples = 8;
+inline constexpr uint64_t kFingerprintSampleSize = 64;
 inline constexpr char kBindingXattr[] = "user.h5journal";
 // Set (empty), durably, before a writer or recovery first writes committed
 // bytes into the file in a generation; removed once the next generation
@@ -127,15 +127,15 @@ inline constexpr Field kBaseSize{64, 8};      // size of the HDF5 file when this
 inline constexpr Field kReserved{72, 12};     // zero
 inline constexpr Field kNameLength{84, 2};    // N, at most 400 (kMaxTargetName)
 inline constexpr Field kName{86, kMaxTargetName};  // the HDF5 file's base name, UTF-8: N bytes, then zeros
-// Version 5's fingerprint: the file's bytes at W places fixed by its size
-// when this generation started (fingerprint_window), 64 bytes each.
+// Version 5's fingerprint: the file's bytes at S places fixed by its size
+// when this generation started (fingerprint_sample_at), 64 bytes each.
 
-inline constexpr Field kWindows{486, 2};      // fingerprint windows W, 0 to 8 (version 5)
-inline constexpr Field kFingerprint{488, 2 * kFingerprintWindows};  // the low 16 bits of each window's CRC32C, in order, then zeros
+inline constexpr Field kSamples{486, 2};      // fingerprint samples S, 0 to 8 (version 5)
+inline constexpr Field kFingerprint{488, 2 * kFingerprintSamples};  // the low 16 bits of each sample's CRC32C, in order, then zeros
 inline constexpr Field kZero{504, 4};         // zero
 inline constexpr Field kCrc{508, 4};          // masked CRC32C of every byte before it
 inline constexpr Field kAll[] = {kMagic, kVersion, kSlotSize, kGeneration, kSalt, kBlockSize, kUuid, kFirstTxn,
-                                 kCreated, kBaseSize, kReserved, kNameLength, kName, kWindows, kFingerprint, kZero,
+                                 kCreated, kBaseSize, kReserved, kNameLength, kName, kSamples, kFingerprint, kZero,
                                  kCrc};
 }  // namespace header_slot
 
@@ -288,19 +288,19 @@ struct JournalHeader {
   uint64_t created_ns = 0;
   uint64_t base_size = 0;
   std::string target_name;
-  // The low 16 bits of the CRC32C of each fingerprint window (version 5).
+  // The low 16 bits of the CRC32C of each fingerprint sample (version 5).
   std::vector<uint16_t> fingerprint;
 };
 
-// Where fingerprint window `i` of `windows` starts in a file of `size`
+// Where fingerprint sample `i` of `samples` starts in a file of `size`
 // bytes: spread from its start to its end, 8-byte aligned.
-uint64_t fingerprint_window(uint64_t size, unsigned windows, unsigned i);
-// How many windows a file of `size` bytes gets.
-inline unsigned fingerprint_windows(uint64_t size) {
-  return unsigned(std::min<uint64_t>(kFingerprintWindows, size / kFingerprintWindowSize));
+uint64_t fingerprint_sample_at(uint64_t size, unsigned samples, unsigned i);
+// How many samples a file of `size` bytes gets.
+inline unsigned fingerprint_samples(uint64_t size) {
+  return unsigned(std::min<uint64_t>(kFingerprintSamples, size / kFingerprintSampleSize));
 }
-// A window's fingerprint: the low 16 bits of its CRC32C.
-uint16_t window_fingerprint(std::span<const std::byte> window);
+// A sample's fingerprint: the low 16 bits of its CRC32C.
+uint16_t sample_fingerprint(std::span<const std::byte> sample);
 
 void encode_header(const JournalHeader& h, std::span<std::byte, kHeaderSlotSize> out);
 // Fails with kCorrupt naming what is wrong: magic, version, CRC, a field.

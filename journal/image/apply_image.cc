@@ -18,7 +18,7 @@ namespace {
 
 // Coalesces bytes given in increasing address order into writes of up to
 // kRun bytes.  The caller fills the room next() gives and names what it
-// filled with keep(): only kept bytes are written, because a raw window's
+// filled with keep(): only kept bytes are written, because a raw bucket's
 // gaps may hold bytes that are not the layer's (committed ones, or another
 // rank's).  With GapFill::kFromFile, kept ranges less than kFillGap apart
 // are written as one, their gaps read back from the file first, as HDF5's
@@ -103,13 +103,13 @@ class RunWriter {
   size_t len_ = 0;
 };
 
-// Each window of the layer is laid onto the writer's room, and the ranges
+// Each bucket of the layer is laid onto the writer's room, and the ranges
 // its extents cover are kept.
 Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource& data_log, RunWriter& out,
-                 const WindowFilter& mine = nullptr) {
+                 const BucketFilter& mine = nullptr) {
   std::vector<RawLayer::Range> covered;
   Status status;
-  raw.for_each_window([&](uint64_t addr, uint64_t len) {
+  raw.for_each_bucket([&](uint64_t addr, uint64_t len) {
     if (!status || addr >= logical_size) return;  // beyond the end: dropped by the size
     if (mine && !mine(addr)) return;
     auto room = out.next(addr, size_t(std::min(len, logical_size - addr)));
@@ -156,7 +156,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, uint64_t p
 }  // namespace
 
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
-                       const WindowFilter& mine, AlignedBuffer* run) {
+                       const BucketFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
   RunWriter out(base, none, run, gaps);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));

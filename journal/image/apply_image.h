@@ -45,14 +45,14 @@ enum class GapFill { kFromFile, kLeave };
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr,
                    AlignedBuffer* run = nullptr);
-// Given a window's address (RawLayer::for_each_window), whether this writer
-// writes it: the writers of an MPI checkpoint split the windows.
-using WindowFilter = std::function<bool(uint64_t window)>;
+// Given a bucket's address (RawLayer::for_each_bucket), whether this writer
+// writes it: the writers of an MPI checkpoint split the buckets.
+using BucketFilter = std::function<bool(uint64_t bucket)>;
 // apply_image for a raw layer alone, its bytes below `limit`, in the
-// windows `mine` picks (all without it), gaps as `gaps` says; the file's
+// buckets `mine` picks (all without it), gaps as `gaps` says; the file's
 // size is left as it is.
 // `run` as for apply_image.
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
-                       const WindowFilter& mine = nullptr, AlignedBuffer* run = nullptr);
+                       const BucketFilter& mine = nullptr, AlignedBuffer* run = nullptr);
 
 }  // namespace h5j

@@ -25,7 +25,7 @@
 namespace h5j {
 
 struct ImageLayers {
-  explicit ImageLayers(unsigned raw_window_shift) : raw(raw_window_shift) {}
+  explicit ImageLayers(unsigned raw_bucket_shift) : raw(raw_bucket_shift) {}
 
   ExtentMap overlay;             // file range -> journal offset (this generation)
   RawLayer raw;                  // data-log extents (this generation), under the overlay

@@ -20,10 +20,10 @@ Result<std::span<const std::byte>> DataLogSource::view(uint32_t log, uint64_t of
 void RawLayer::insert(const RawPattern& pattern, uint32_t log, uint64_t src) {
   uint32_t id = uint32_t(extents_.size());
   extents_.push_back({pattern, src, log});
-  // Runs come in address order, so each window is met in one stretch.
+  // Runs come in address order, so each bucket is met in one stretch.
   uint64_t last = UINT64_MAX;
   pattern.for_each_run([&](uint64_t a, uint64_t n, uint64_t) {
-    for (uint64_t w = a >> window_shift_; w <= (a + n - 1) >> window_shift_; ++w) {
+    for (uint64_t w = a >> bucket_shift_; w <= (a + n - 1) >> bucket_shift_; ++w) {
       if (w == last) continue;
       std::vector<uint32_t>& ids = buckets_[w];
       size_t capacity = ids.capacity();
@@ -56,8 +56,8 @@ bool RawLayer::touches(uint64_t addr, uint64_t end) const {
   });
 }
 
-uint32_t RawLayer::sole_log(uint64_t window) const {
-  auto it = buckets_.find(window >> window_shift_);
+uint32_t RawLayer::sole_log(uint64_t bucket) const {
+  auto it = buckets_.find(bucket >> bucket_shift_);
   if (it == buckets_.end()) return kSeveralLogs;
   uint32_t log = extents_[it->second.front()].log;
   for (uint32_t id : it->second)
@@ -103,7 +103,7 @@ Status RawLayer::lay_onto(uint64_t addr, std::span<std::byte> out, const DataLog
 }
 
 // Each segment (one extent's runs) is in address order already: merged
-// pairwise, a strided window's hundred thousand runs cost a few linear
+// pairwise, a strided bucket's hundred thousand runs cost a few linear
 // passes, not a sort.  Then overlapping and adjacent ranges are joined.
 void RawLayer::merge(std::vector<Range>& ranges, std::vector<size_t> segments) {
   auto by_addr = [](const Range& a, const Range& b) { return a.addr < b.addr; };

@@ -53,8 +53,8 @@ class DataLogSource {
 
 class RawLayer {
  public:
-  // Windows of 2^window_shift bytes: 1 MiB, unless a test makes them small.
-  explicit RawLayer(unsigned window_shift = 20) : window_shift_(window_shift) {}
+  // Buckets of 2^bucket_shift bytes: 1 MiB, unless a test makes them small.
+  explicit RawLayer(unsigned bucket_shift = 20) : bucket_shift_(bucket_shift) {}
 
   // The pattern's packed bytes are at offset `src` of data log `log`.
   void insert(const RawPattern& pattern, uint32_t log, uint64_t src);
@@ -77,20 +77,20 @@ class RawLayer {
 
   // Whether some extent covers a byte of [addr, end).
   bool touches(uint64_t addr, uint64_t end) const;
-  // The data log of every extent touching the window at `window` (an
-  // address for_each_window gives), or kSeveralLogs.
+  // The data log of every extent touching the bucket at `bucket` (an
+  // address for_each_bucket gives), or kSeveralLogs.
   static constexpr uint32_t kSeveralLogs = UINT32_MAX;
-  uint32_t sole_log(uint64_t window) const;
+  uint32_t sole_log(uint64_t bucket) const;
 
-  // Calls f(window_addr, window_len) for each aligned window of
-  // kWindow bytes that some extent touches, in address order.
+  // Calls f(bucket_addr, bucket_len) for each aligned bucket that some
+  // extent touches, in address order.
   template <typename F>
-  void for_each_window(F&& f) const {
-    for (const auto& [bucket, ids] : buckets_) f(bucket << window_shift_, uint64_t(1) << window_shift_);
+  void for_each_bucket(F&& f) const {
+    for (const auto& [bucket, ids] : buckets_) f(bucket << bucket_shift_, uint64_t(1) << bucket_shift_);
   }
 
  private:
-  unsigned window_shift_;
+  unsigned bucket_shift_;
   struct Extent {
     RawPattern pattern;
     uint64_t src;
@@ -104,14 +104,14 @@ class RawLayer {
   // returns true.
   template <typename F>
   bool any_extent_near(uint64_t addr, uint64_t end, F&& f) const {
-    for (auto it = buckets_.lower_bound(addr >> window_shift_);
-         it != buckets_.end() && (it->first << window_shift_) < end; ++it)
+    for (auto it = buckets_.lower_bound(addr >> bucket_shift_);
+         it != buckets_.end() && (it->first << bucket_shift_) < end; ++it)
       for (uint32_t id : it->second)
         if (f(id)) return true;
     return false;
   }
   std::vector<Extent> extents_;                          // log order
-  std::map<uint64_t, std::vector<uint32_t>> buckets_;   // window -> extents touching it, ascending
+  std::map<uint64_t, std::vector<uint32_t>> buckets_;   // bucket -> extents touching it, ascending
   size_t id_bytes_ = 0;                                  // the buckets' vectors, by capacity
 };
 

@@ -17,7 +17,7 @@ Status StagedWrites::place(File& base, uint64_t limit, GapFill gaps, bool writeb
   H5J_RETURN_IF_ERROR(apply_raw_layer(layer_, limit, DataLogSource(bytes_), base, gaps, nullptr, &run));
   if (writeback && bytes_.size() >= File::kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;
-    layer_.for_each_window([&](uint64_t addr, uint64_t len) {
+    layer_.for_each_bucket([&](uint64_t addr, uint64_t len) {
       lo = std::min(lo, addr);
       hi = std::max(hi, addr + len);
     });

@@ -1,9 +1,9 @@
 // Small raw pieces in new space, held in memory and written in place later,
 // adjacent runs coalesced.
 //
-// Why: under MPI a rank cannot gather its small pieces into windows (their
+// Why: under MPI a rank cannot gather its small pieces into sieve spans (their
 // gaps may be other ranks'), and writing each alone queues the ranks on the
-// file's inode lock; serially a window costs a read of its gaps.  Staged, a
+// file's inode lock; serially a sieve span costs a read of its gaps.  Staged, a
 // strided block fills the gaps of the ones before it, and is written as a
 // few large writes.  The write-ahead rule allows it: new space (at or above
 // the protected end) holds nothing committed.

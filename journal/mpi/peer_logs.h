@@ -19,7 +19,7 @@ namespace h5j {
 
 class PeerLogs {
  public:
-  PeerLogs(uint32_t own, uint32_t ranks, unsigned window_shift) : own_(own), ranks_(ranks), extents_(window_shift) {}
+  PeerLogs(uint32_t own, uint32_t ranks, unsigned bucket_shift) : own_(own), ranks_(ranks), extents_(bucket_shift) {}
 
   // Reads every other rank's records of transaction `open_txn` onward,
   // appended since the last call, in generation `generation` (a new

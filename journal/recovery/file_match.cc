@@ -5,11 +5,11 @@
 namespace h5j {
 namespace {
 
-Result<uint16_t> window_at(File& file, uint64_t offset) {
-  std::array<std::byte, kFingerprintWindowSize> window{};
-  auto n = file.read_at(offset, window);
+Result<uint16_t> sample_at(File& file, uint64_t offset) {
+  std::array<std::byte, kFingerprintSampleSize> sample{};
+  auto n = file.read_at(offset, sample);
   if (!n) return n.status();
-  return window_fingerprint(std::span(window.data(), *n));
+  return sample_fingerprint(std::span(sample.data(), *n));
 }
 
 std::string what_to_do(const File& file, const std::string& journal) {
@@ -33,9 +33,9 @@ Result<bool> untouched_since_fingerprint(File& file) {
 
 Result<std::vector<uint16_t>> fingerprint_file(File& file, uint64_t size) {
   std::vector<uint16_t> out;
-  unsigned windows = fingerprint_windows(size);
-  for (unsigned i = 0; i < windows; ++i) {
-    auto f = window_at(file, fingerprint_window(size, windows, i));
+  unsigned samples = fingerprint_samples(size);
+  for (unsigned i = 0; i < samples; ++i) {
+    auto f = sample_at(file, fingerprint_sample_at(size, samples, i));
     if (!f) return f.status();
     out.push_back(*f);
   }
@@ -51,15 +51,15 @@ Status check_file_matches(File& file, const std::string& journal, const JournalH
     return Status(Code::kBaseMismatch, file.path() + " is shorter than its journal needs: " + std::to_string(*size) +
                                            " bytes, but its last commit needs " + std::to_string(needed) +
                                            " from the file itself (it was cut short, or replaced)" + what_to_do(file, journal));
-  unsigned windows = unsigned(h.fingerprint.size());
-  if (windows == 0 || windows != fingerprint_windows(h.base_size)) return Status::ok();
+  unsigned samples = unsigned(h.fingerprint.size());
+  if (samples == 0 || samples != fingerprint_samples(h.base_size)) return Status::ok();
   auto all = untouched_since_fingerprint(file);
   if (!all) return all.status();
-  for (unsigned i = 0; i < windows; ++i) {
-    uint64_t at = fingerprint_window(h.base_size, windows, i), end = at + kFingerprintWindowSize;
+  for (unsigned i = 0; i < samples; ++i) {
+    uint64_t at = fingerprint_sample_at(h.base_size, samples, i), end = at + kFingerprintSampleSize;
     if (end > needed || plan.placeable.intersects(at, end)) continue;
     if (!*all && (plan.overlay.intersects(at, end) || plan.raw.touches(at, end))) continue;
-    auto f = window_at(file, at);
+    auto f = sample_at(file, at);
     if (!f) return f.status();
     if (*f != h.fingerprint[i])
       return Status(Code::kBaseMismatch, file.path() + " is not the file its journal was written against: its bytes at " +

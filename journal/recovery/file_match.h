@@ -12,18 +12,18 @@
 //    The last commit needs min(that size, its logical size) bytes from the
 //    file: replay and a checkpoint only ever cut the file to the committed
 //    logical size, so a sound file is never shorter.
-//  - a fingerprint (the header, version 5): up to 8 windows of 64 bytes,
+//  - a fingerprint (the header, version 5): up to 8 samples of 64 bytes,
 //    spread over the file as it was when the generation started.  Within a
 //    generation only the writes of committed bytes (a checkpoint, a close,
 //    a replay) touch the file below the size it started with, and while
 //    they may be in flight the file carries kApplyingXattr.  Without that
 //    marker (and with a binding, which shows the file system keeps
-//    extended attributes) every window must match: a program without the
+//    extended attributes) every sample must match: a program without the
 //    driver that wrote the file after the crash is caught wherever it
-//    changed a window, the superblock's included.  With it, only the
-//    windows no committed record covers are compared: those hold their
+//    changed a sample, the superblock's included.  With it, only the
+//    samples no committed record covers are compared: those hold their
 //    bytes in a sound file however often recovery was interrupted.
-//    Windows past what the last commit needs are skipped, and so are those
+//    Samples past what the last commit needs are skipped, and so are those
 //    under a committed ZERO or PLACED record's range: after a checkpoint,
 //    space HDF5 allocated and never wrote lies below the generation's
 //    start, and a write there may go in place (unwritten_space.h).  Under MPI no

@@ -207,10 +207,10 @@ void run_mpi_workload(const JournalOptions& options, const std::string& file, Co
   // Sizes are scaled down 16-fold from the driver's 64 KiB, so that small
   // writes by rank 0 take both paths: in place, and the journal.
   o.inplace_min_bytes = 4096;
-  // 1 KiB windows, so that a checkpoint or close splits them between ranks:
+  // 1 KiB buckets, so that a checkpoint or close splits them between ranks:
   // blocks are multiples of 1 KiB, and a follower's overwrite of rank 0's
-  // block is a window of its own (write_raw_share).
-  o.raw_window_shift = 10;
+  // block is a bucket of its own (step4_write_raw_share).
+  o.raw_bucket_shift = 10;
   Model m;
   std::vector<Step> done;
   int k = 0;

@@ -6,10 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <vector>
 
-#include "coding.h"
-#include "crc32c.h"
 #include "format.h"
 
 namespace h5j::fuzz {
@@ -21,34 +21,36 @@ inline std::vector<std::byte> journal_from(const uint8_t* data, size_t size) {
   // lengths lead, each given the salt, its own LSN and a valid CRC.
   if (j.size() < kFirstRecordOffset) j.resize(kFirstRecordOffset);
   std::byte* slot = j.data() + kHeaderSlotOffset[1];
-  std::memcpy(slot, kMagic, 8);
-  put_u32(slot + 8, kFormatVersion);
-  put_u32(slot + 12, kHeaderSlotSize);
-  if (get_u64(slot + 16) == 0) put_u64(slot + 16, 1);
-  put_u32(slot + 28, kBlockSize);
-  put_u16(slot + 84, uint16_t(get_u16(slot + 84) % (kMaxTargetName + 1)));
+  namespace hs = header_slot;
+  namespace rh = record_header;
+  std::memcpy(slot + hs::kMagic.at, kMagic, hs::kMagic.len);
+  put_field<hs::kVersion>(slot, kFormatVersion);
+  put_field<hs::kSlotSize>(slot, kHeaderSlotSize);
+  if (get_field<hs::kGeneration>(slot) == 0) put_field<hs::kGeneration>(slot, uint64_t(1));
+  put_field<hs::kBlockSize>(slot, kBlockSize);
+  put_field<hs::kNameLength>(slot, uint16_t(get_field<hs::kNameLength>(slot) % (kMaxTargetName + 1)));
   // Half the repaired headers fingerprint a file of at most 8 KiB (the
-  // recovery target's file is smaller), with as many windows as that size
+  // recovery target's file is smaller), with as many samples as that size
   // gets, so that recovery reaches the fingerprint's comparison.
   if ((data[0] & 2) != 0) {
-    put_u64(slot + 64, get_u64(slot + 64) % 8192);
-    put_u16(slot + 486, uint16_t(fingerprint_windows(get_u64(slot + 64))));
+    put_field<hs::kBaseSize>(slot, get_field<hs::kBaseSize>(slot) % 8192);
+    put_field<hs::kSamples>(slot, uint16_t(fingerprint_samples(get_field<hs::kBaseSize>(slot))));
   } else {
-    put_u16(slot + 486, uint16_t(get_u16(slot + 486) % (kFingerprintWindows + 1)));
+    put_field<hs::kSamples>(slot, uint16_t(get_field<hs::kSamples>(slot) % (kFingerprintSamples + 1)));
   }
-  put_u32(slot + 508, mask_crc(crc32c(slot, 508)));
-  uint32_t salt = get_u32(slot + 24);
+  seal_header_slot(std::span<std::byte, kHeaderSlotSize>(slot, kHeaderSlotSize));
+  uint32_t salt = get_field<hs::kSalt>(slot);
   uint64_t off = kFirstRecordOffset;
   while (off + kRecordHeaderSize <= j.size()) {
     std::byte* r = j.data() + off;
-    uint64_t len = get_u32(r + 8) % 4096;  // keep records short so many fit
+    uint64_t len = get_field<rh::kPayloadLength>(r) % 4096;  // keep records short so many fit
     if (off + kRecordHeaderSize + len > j.size()) break;
-    put_u32(r + 8, uint32_t(len));
-    put_u32(r + 12, salt);
-    put_u64(r + 16, off);
-    put_u32(r, mask_crc(crc32c(r + 4, kRecordHeaderSize - 4 + len)));
+    put_field<rh::kPayloadLength>(r, uint32_t(len));
+    put_field<rh::kSalt>(r, salt);
+    put_field<rh::kLsn>(r, off);
+    seal_record(std::span(r, kRecordHeaderSize + len));
     uint64_t next = off + record_span(len);
-    if (uint8_t(r[4]) == uint8_t(RecordType::kCommit)) next = align_up(next, kBlockSize);
+    if (get_field<rh::kType>(r) == uint8_t(RecordType::kCommit)) next = align_up(next, kBlockSize);
     off = next;
   }
   return j;
