@@ -82,7 +82,7 @@ struct StridedShape {
 // Returns the bytes of the whole dataset.
 uint64_t write_strided_elements(hid_t file, const StridedShape& shape, Share share, hid_t dxpl = H5P_DEFAULT);
 
-// The busy writer of the live-reader workload and of test/busy_writer.cc,
+// The busy writer of the live-reader workload and of test/readers/busy_writer.cc,
 // metadata-heavy in HDF5's default (old) format.  Step s makes group
 // /step_NNNNNN holding a 512-double dataset "data" with an attribute
 // "version" 0; deletes step s-7's dataset and writes it again with 1024

@@ -118,10 +118,10 @@ in_chroot() {
       # netCDF-C's own suite, built from Debian's source: its build and its
       # run without the driver (2 to 3 minutes on 2 cores) go with the build.
       if ((build_only)); then
-        bash /src/test/netcdf/suite.sh --baseline /var/tmp/netcdf-suite
+        bash /src/test/netcdf/netcdf_suite.sh --baseline /var/tmp/netcdf-suite
       else
         make_package /src/build-2.x-serial
-        bash /src/test/netcdf/suite.sh /src/build-2.x-serial/plugin /var/tmp/netcdf-suite
+        bash /src/test/netcdf/netcdf_suite.sh /src/build-2.x-serial/plugin /var/tmp/netcdf-suite
       fi
       ;;
     # Debian's libhdf5_mpich takes 0.4 s of system time to load, in every

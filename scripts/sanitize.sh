@@ -4,7 +4,7 @@
 # fails the test that produced it).
 # The crash-state explorer and the fault sweep run smaller there (3,000
 # states and the timesteps workload; 300 MPI states and the mpi-inplace
-# workload: test/explorer/CMakeLists.txt), since ASan slows them about
+# workload: test/CMakeLists.txt), since ASan slows them about
 # 40-fold.
 #   sanitize.sh [--build-only | CTEST-ARGS...]
 # ThreadSanitizer does not apply: the engine has no threads (io_uring is
@@ -26,5 +26,5 @@ cd "$ASAN_DIR"
 export HWLOC_PLUGINS_PATH=/nonexistent
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-LSAN_OPTIONS=suppressions=$ROOT_DIR/test/lsan.supp \
+LSAN_OPTIONS=suppressions=$ROOT_DIR/test/support/lsan.supp \
   ctest --output-on-failure -j "$JOBS" -LE quick_only "$@"

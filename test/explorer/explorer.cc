@@ -37,7 +37,7 @@
 #include "mem_fs.h"
 #include "recovery.h"
 #include "hdf5_walk.h"
-#include "workloads.h"
+#include "hdf5_workloads.h"
 
 using namespace h5j;
 using namespace h5j::explorer;

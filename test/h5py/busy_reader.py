@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An h5py reader beside test/busy_writer.cc's writer (test/busy_writer_test.sh):
+"""An h5py reader beside test/readers/busy_writer.cc's writer (test/readers/busy_writer_test.sh):
 opens FILE read-only through the driver in a loop for SECONDS, checks each
 open is exactly one commit (the root's "steps" n, /series holding 0..n-1,
 and every step's dataset with the size, version and values step n-1 left

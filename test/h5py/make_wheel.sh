@@ -9,7 +9,7 @@
 #   make_wheel.sh OUT
 set -euo pipefail
 out=$1
-source "$(dirname "$0")/../wheel_copy.sh"
+source "$(dirname "$0")/../plugin/wheel_copy.sh"
 package=$(python3 -c "import h5py, os; print(os.path.dirname(h5py.__file__))")
 rm -rf "$out"
 mkdir -p "$out/h5py.libs"

@@ -1,5 +1,5 @@
 // An MPI program that opens with H5P_DEFAULT, as h5bench's FILE_PER_PROC
-// does, under HDF5_DRIVER=journal (test/mpi/file_per_process.sh):
+// does, under HDF5_DRIVER=journal (test/mpi/file_per_process_test.sh):
 //   own    each rank creates and writes rank_<r>.h5 (mpi_comm=self, the
 //          default: each file is its own process's);
 //   shared every rank creates shared.h5 (mpi_comm=world: one file);

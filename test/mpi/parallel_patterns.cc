@@ -1,5 +1,5 @@
 // The parallel issue's raw-data patterns, written by every rank of an MPI
-// job through mpio or through the journal; test/mpi/same_as_mpio.sh runs it
+// job through mpio or through the journal; test/mpi/same_as_mpio_test.sh runs it
 // both ways and compares the files with h5diff.
 //   - each rank's rows of a shared contiguous dataset, independent I/O;
 //   - the same with collective I/O;

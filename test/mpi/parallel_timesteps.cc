@@ -1,5 +1,5 @@
 // Timesteps written by every rank of an MPI job through the journal driver,
-// committed with H5Fflush; the workload of test/mpi/crash_test.sh, which
+// committed with H5Fflush; the workload of test/mpi/mpi_kill_test.sh, which
 // kills the job and checks the recovered file against a reference.
 //
 //   parallel_timesteps write FILE --steps N [--raw inplace|log] [--driver journal|mpio]

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "driver.h"
-#include "../fault_file.h"
+#include "fault_file.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live readers beside a writer that checkpoints many times a second
-# (docs/design.md §11).  The writer (test/busy_writer.cc) commits steps as
+# (docs/design.md §11).  The writer (test/readers/busy_writer.cc) commits steps as
 # fast as it can: groups in HDF5's old format, datasets deleted and written
 # again larger so that HDF5 reuses the space, a chunked series, a flush per
 # step.  At checkpoint_bytes of 256K and of 1M it checkpoints every few
@@ -82,7 +82,7 @@ phase() {  # NAME CHECKPOINT_BYTES
   dump_loop "$name.h5" "$seconds" > "$name.h5dump.json" 2> "$name.h5dump.err" &
   readers+=($!)
   if [[ $python ]]; then
-    "$python" "$here/h5py/busy_reader.py" "$name.h5" "$seconds" $reader_wait_ms > "$name.h5py.json" 2> "$name.h5py.err" &
+    "$python" "$here/../h5py/busy_reader.py" "$name.h5" "$seconds" $reader_wait_ms > "$name.h5py.json" 2> "$name.h5py.err" &
     readers+=($!)
   fi
   wait "${readers[@]}"

@@ -1,4 +1,4 @@
-#include "workloads.h"
+#include "hdf5_workloads.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // A writer that commits many times a second, and readers that verify every
-// commit they open (test/busy_writer_test.sh, docs/design.md §11).
+// commit they open (test/readers/busy_writer_test.sh, docs/design.md §11).
 //
 //   busy_writer write FILE --seconds T
 //       Creates FILE with HDF5's defaults (old-format groups, so that each

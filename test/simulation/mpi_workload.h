@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "journaled_file.h"
-#include "workloads.h"
+#include "hdf5_workloads.h"
 
 namespace h5j::explorer {
 

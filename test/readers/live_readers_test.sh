@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live readers beside a writer (docs/design.md §11).  A writer makes every
-# kind of change (test/live_readers.cc), checkpointing every few commits, and
+# kind of change (test/readers/verifying_readers.cc), checkpointing every few commits, and
 # is SIGKILLed and restarted (which recovers the file) every few seconds;
 # readers open, digest the whole file and compare with the digest its commit
 # recorded, in a loop, and one more reader is SIGKILLed.  Through h5journal no

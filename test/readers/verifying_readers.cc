@@ -1,5 +1,5 @@
 // A writer that makes every kind of change, and readers that check each open
-// sees exactly one whole commit (test/live_readers_test.sh).
+// sees exactly one whole commit (test/readers/live_readers_test.sh).
 //
 //   live_readers write FILE --commits N [--seed S] [--report-fd FD]
 //       Creates FILE, or reopens it (recovering it) if it holds commits, and

@@ -33,7 +33,7 @@
 #include "recovery.h"
 #include "hdf5_walk.h"
 #include "syscalls.h"
-#include "workloads.h"
+#include "hdf5_workloads.h"
 
 using namespace h5j;
 using namespace h5j::explorer;

@@ -1,5 +1,5 @@
 /* A serial program that opens a file with H5P_DEFAULT, so that the driver is
- * whatever HDF5_DRIVER names (test/no_mpi_test.sh).  It writes, commits with
+ * whatever HDF5_DRIVER names (test/driver/no_mpi_test.sh).  It writes, commits with
  * H5Fflush (the journal must exist then: the journal driver was used),
  * closes, reads the file back as a tool would, and, against a parallel
  * HDF5, checks that nothing initialised MPI: the driver leaves MPI to the

@@ -6,7 +6,7 @@ set -euo pipefail
 program=$1 h5diff=$2 work=$3 ranks=$4 plugin_dir=$5
 # Under ASan (scripts/sanitize.sh): MPICH's MPI_Init leaks in hwloc's
 # plugins, and only the slow unwinder reaches the libhwloc frame that
-# test/lsan.supp names.  Without ASan the variable is ignored.
+# test/support/lsan.supp names.  Without ASan the variable is ignored.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 mkdir -p "$work"
 cd "$work"

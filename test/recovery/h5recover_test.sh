@@ -232,7 +232,7 @@ expect 0 "needs no recovery" no -- r.h5  # idempotent: a second run finds nothin
 # --list, on a journal an older writer wrote (format version 2): every
 # record, where its bytes are, and the summary.
 cases=$((cases + 1))
-"$recover" "$(dirname "$0")/data/old_journals/v2/old.h5.jnl" --list > listed.txt
+"$recover" "$(dirname "$0")/../data/old_journals/v2/old.h5.jnl" --list > listed.txt
 for line in "journal .*/old.h5.jnl: 16552 bytes, format version 2" "slot 1 at 2048: generation 1 in use" \
   "12440 ZERO 2 6000 2292 - ok" "12488 WRITE 2 9000 64 12544 ok" \
   "16424 DATA 3 20000 3000 0:4152 ok end 23000, runs of 3000 x 1 (stride 0) x 1 (stride 0)" \

@@ -1,5 +1,5 @@
 /* A second read-write open of a file that another process is writing
- * through the driver (test/second_open_test.sh).
+ * through the driver (test/driver/second_open_test.sh).
  *   second_open hold FILE    creates FILE, writes (one dataset large enough
  *                            to go in place) and commits (H5Fflush), says
  *                            "ready" on stdout, waits for a line on stdin,
@@ -13,7 +13,7 @@
  *                            before it said "ready";
  *   second_open unflushed FILE  writes as "hold" does but never commits, says
  *                            "ready" and waits to be killed (a file that
- *                            never committed: test/h5recover_test.sh);
+ *                            never committed: test/recovery/h5recover_test.sh);
  *   second_open read FILE    opens FILE read-only, says "ready", waits for a
  *                            line on stdin, then reads what "hold" committed
  *                            (a live reader that stays open); exits 0 if

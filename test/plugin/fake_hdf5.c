@@ -2,7 +2,7 @@
  * from its own code, and says it is HDF5 of the build's version and
  * flavour, but defines none of HDF5's API.  The plugin must refuse, naming
  * this library and what it lacks, and must not crash
- * (test/another_hdf5_copy_test.sh). */
+ * (test/plugin/another_hdf5_copy_test.sh). */
 #include <dlfcn.h>
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>

@@ -467,7 +467,7 @@ std::string write_bits_record(const std::string& path) {
 }
 }  // namespace
 
-// As root (CAP_DAC_OVERRIDE) permission bits stop nobody: test/second_open_test.sh
+// As root (CAP_DAC_OVERRIDE) permission bits stop nobody: test/driver/second_open_test.sh
 // shows what they stop for everyone else.
 TEST_CASE_FIXTURE(FileInDir, "a writer takes the file's write permission while it writes, and gives back what it took") {
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
