@@ -70,6 +70,7 @@ Result<bool> JournaledFile::defer_checkpoint() {
 
 // A close or a recovery waits for the readers present, for reader_wait.
 Status JournaledFile::begin_rewrite(bool wait) {
+  base_->begin_rewrite();
   if (!readers_) return Status::ok();
   if (wait) H5J_RETURN_IF_ERROR(wait_for_readers());
   return readers_->begin_rewrite();
@@ -91,7 +92,10 @@ Status JournaledFile::wait_for_readers() {
   return Status::ok();
 }
 
-Status JournaledFile::end_rewrite() { return readers_ ? readers_->end_rewrite() : Status::ok(); }
+Status JournaledFile::end_rewrite() {
+  base_->end_rewrite();
+  return readers_ ? readers_->end_rewrite() : Status::ok();
+}
 
 // Every log counts: a checkpoint also bounds the data logs (the followers'
 // too) and the raw index, whose memory grows with the DATA records in the

@@ -44,7 +44,7 @@ OpenMode open_mode(Access a) {
 }  // namespace
 
 JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
-    : base_(std::make_unique<SuperblockGuardFile>(std::move(base))),
+    : base_(std::make_unique<WriteAheadFile>(std::move(base), image_, unwritten_)),
       opts_(std::move(opts)),
       read_only_(read_only),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
@@ -204,7 +204,7 @@ Status JournaledFile::take_over_protected_file() {
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   auto base = opts_.fs->open(base_->path(), OpenMode::kReadWrite, IoEngine::kSync);
   if (!base) return base.status();
-  base_ = std::make_unique<SuperblockGuardFile>(std::move(*base));
+  base_ = std::make_unique<WriteAheadFile>(std::move(*base), image_, unwritten_);
   write_denied_ = Status::ok();
   // Protected again at once, so that an open refused further on (a file
   // that never committed) leaves the file as it found it.
@@ -240,12 +240,14 @@ Status JournaledFile::lock_journal() {
   return Status::ok();
 }
 
+// The create's committed state is the empty file: what the file held is
+// discarded by the caller's H5F_ACC_TRUNC, now that no other writer has it.
 Status JournaledFile::truncate_for_create() {
+  image_.logical_size = image_.committed_size = 0;
   H5J_RETURN_IF_ERROR(base_->truncate(0));
   // The old journal's binding would make the new one look foreign.
   H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   H5J_RETURN_IF_ERROR(base_->remove_xattr(kApplyingXattr));
-  image_.logical_size = image_.committed_size = 0;
   return journal_->truncate(0);
 }
 

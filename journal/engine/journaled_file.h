@@ -7,6 +7,7 @@
 //   write_routing.cc      where each write goes: the write-ahead rule,
 //                         sieve spans, raw modes, staging, the data log
 //   commit.cc             transactions, commit, checkpoint, close, log form
+//   write_ahead_file.h    the HDF5 file, every write checked against the rule
 //   rank_steps.cc         an MPI rank's part: following rank 0, the steps
 //                         of the collective commit (collective_commit.h)
 //   journal_options.h     what open takes (JournalOptions, Access) and reports
@@ -49,8 +50,8 @@
 #include "peer_logs.h"
 #include "replay.h"
 #include "staged_writes.h"
-#include "superblock_guard.h"
 #include "unwritten_space.h"
+#include "write_ahead_file.h"
 
 namespace h5j {
 
@@ -130,7 +131,8 @@ class JournaledFile : private RecoveredImage {
     return s;
   }
   // The HDF5 file, its superblock guarded on disk while this writer works
-  // (superblock_guard.h); reads through it see HDF5's bytes.
+  // (superblock_guard.h); reads through it see HDF5's bytes, and every write
+  // into it is checked against the write-ahead rule (write_ahead_file.h).
   SuperblockGuardFile& base() { return *base_; }
   const std::string& journal_path() const { return opts_.journal_path; }
   // "uring" or "sync" (io_uring may be unavailable); "none" without a journal open.
@@ -262,7 +264,7 @@ class JournaledFile : private RecoveredImage {
   Status publish_to_followers();
 
   // The files.
-  std::unique_ptr<SuperblockGuardFile> base_;
+  std::unique_ptr<WriteAheadFile> base_;  // refers to image_ and unwritten_
   std::unique_ptr<File> journal_;
   std::unique_ptr<JournalWriter> writer_;  // serial and rank 0: this generation's records
   JournalOptions opts_;
@@ -291,8 +293,8 @@ class JournaledFile : private RecoveredImage {
   bool inplace_unsynced_ = false;   // in-place writes since the last base sync
   bool data_unsynced_ = false;      // data log records since the last data log sync
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
-  bool base_empty_ = false;
-  bool placed_allowed_ = false;  // declared unwritten space may be written in place (commit_transaction)  // the file holds no checkpoint yet (created empty): checkpoint_due
+  bool base_empty_ = false;         // the file holds no checkpoint yet (created empty): first_superblock_committed
+  bool placed_allowed_ = false;     // declared unwritten space may be written in place (commit_transaction)
   bool session_noted_ = false;      // this generation's COMMENT names its writer
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

@@ -30,6 +30,7 @@ Status JournaledFile::follow_generation() {
   follower_ = std::move(*follower);
   const JournalHeader& h = follower_->header();
   assert(staged_.empty());  // written in place at the commit before this generation
+  base_->end_rewrite();      // a follower's share of a checkpoint (step 4) is in
   image_.start_generation();
   image_.committed_size = std::max(image_.committed_size, h.base_size);
   pending_index_.clear();
@@ -101,6 +102,7 @@ Status JournaledFile::step3_follower_follow() {
 // rank's share (step 5).
 Status JournaledFile::step4_write_raw_share() {
   return guarded([&] {
+    base_->begin_rewrite();  // rank 0 began the rewrite at step 2, for every rank
     uint32_t me = opts_.data_log;
     auto mine = [&](uint64_t bucket) {
       uint32_t log = image_.raw.sole_log(bucket);
