@@ -124,29 +124,48 @@ Status JournaledFile::commit_transaction() {
     H5J_RETURN_IF_ERROR(base_->guard());
   }
   H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
-  // What HDF5 allocated and never wrote is zeros at this commit, whatever
-  // later writes put there in place (unwritten_space.h).
-  bool declared = false;
-  for (const UnwrittenSpace::Range& r : unwritten_.declare(image_.logical_size)) {
-    H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
-    declared = true;
-  }
-  auto file_size = recorded_file_size();
-  if (!file_size) return file_size.status();
-  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size, *file_size));
-  // A PLACED write changes the file below what a live reader reads.  A
-  // reader whose snapshot holds this commit reads its ZERO records as
-  // zeros, whatever goes in place; one whose snapshot is older (it loaded
-  // it at the start of the generation, before any ZERO record) would read
-  // the new bytes.  So writes go in place until the next commit only if no
-  // reader holds a snapshot now: probed after this COMMIT, so that a reader
-  // registering later loads a snapshot that holds it.
-  placed_allowed_ = declared && !(readers_ && readers_->readers_present());
+  H5J_RETURN_IF_ERROR(commit_declaring(unwritten_.declare(image_.logical_size)));
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   dirty_ = false;
   ++stats_.commits;
   return Status::ok();
+}
+
+// The open transaction's COMMIT, durable, with ZERO records declaring
+// `unwritten`, what HDF5 allocated and never wrote: zeros at this commit,
+// whatever later writes put there in place (unwritten_space.h).
+//
+// A PLACED write changes the file below what a live reader reads.  A reader
+// whose snapshot holds this commit reads its ZERO records as zeros,
+// whatever goes in place; one whose snapshot is older (loaded at the start
+// of the generation, before any ZERO record) would read the new bytes.  So
+// writes go in place until the next commit only if no reader holds a
+// snapshot now: probed after this COMMIT, so that a reader registering
+// later loads a snapshot that holds it.
+Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten) {
+  for (const UnwrittenSpace::Range& r : unwritten) H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
+  auto file_size = recorded_file_size();
+  if (!file_size) return file_size.status();
+  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size, *file_size));
+  placed_allowed_ = !unwritten.empty() && !(readers_ && readers_->readers_present());
+  return Status::ok();
+}
+
+// A new generation holds none of the old one's ZERO records, so the ranges
+// they declared would take no write in place until the next commit: the
+// piece of a dataset written in parts after each checkpoint was journaled,
+// and a piece of checkpoint_bytes or more then made every later piece a
+// checkpoint of its own.  So the generation declares them again at once,
+// in a transaction of its own (nothing else changed: the image is the
+// checkpoint's).  A close, which ends the journal, does not.
+Status JournaledFile::declare_unwritten_again() {
+  placed_allowed_ = false;
+  if (closed_) return Status::ok();
+  std::vector<UnwrittenSpace::Range> unwritten = unwritten_.declare(image_.logical_size);
+  if (unwritten.empty()) return Status::ok();
+  H5J_RETURN_IF_ERROR(begin_transaction());
+  return commit_declaring(unwritten);
 }
 
 // The file's own size, for recovery to notice a file cut short behind the
@@ -232,7 +251,8 @@ Status JournaledFile::end_checkpoint() {
   H5J_RETURN_IF_ERROR(bind());
   H5J_RETURN_IF_ERROR(unmark_applying());
   followers_log_bytes_ = 0;  // their logs are emptied as they follow
-  return end_rewrite();
+  H5J_RETURN_IF_ERROR(end_rewrite());
+  return declare_unwritten_again();
 }
 
 Status JournaledFile::close() {

@@ -226,6 +226,9 @@ class JournaledFile : private RecoveredImage {
   Status begin_transaction();
   // The COMMIT record, durable, after the writes it covers; no checkpoint.
   Status commit_transaction();
+  Status commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten);
+  // After a checkpoint: the unwritten ranges declared again (a commit).
+  Status declare_unwritten_again();
   // A commit point (commit(), and close): the commit, then a checkpoint if
   // one is due.
   Status commit_point();

@@ -22,7 +22,8 @@
 //   - it did not: replay lays the last commit's ZERO over whatever of it
 //     reached the disk.
 // A checkpoint starts a generation without those ZERO records, so it ends
-// the declared ranges (forget_declared); the next commit declares again.
+// the declared ranges (forget_declared), and the new generation declares
+// them again at once, in a commit of its own.
 // The live image never takes these ZERO records into its overlay: its bytes
 // there are zeros already, and a PLACED write must be read back.
 #pragma once
