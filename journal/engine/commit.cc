@@ -158,7 +158,9 @@ Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>&
 // and a piece of checkpoint_bytes or more then made every later piece a
 // checkpoint of its own.  So the generation declares them again at once,
 // in a transaction of its own (nothing else changed: the image is the
-// checkpoint's).  A close, which ends the journal, does not.
+// checkpoint's), while the rewrite still holds readers off: a snapshot of
+// the new generation without it would read whatever later lands in place
+// there.  A close, which ends the journal, does not.
 Status JournaledFile::declare_unwritten_again() {
   placed_allowed_ = false;
   if (closed_) return Status::ok();
@@ -251,8 +253,10 @@ Status JournaledFile::end_checkpoint() {
   H5J_RETURN_IF_ERROR(bind());
   H5J_RETURN_IF_ERROR(unmark_applying());
   followers_log_bytes_ = 0;  // their logs are emptied as they follow
-  H5J_RETURN_IF_ERROR(end_rewrite());
-  return declare_unwritten_again();
+  // Before readers are let in: every snapshot of the new generation holds
+  // the declaring commit, whatever goes in place after it.
+  H5J_RETURN_IF_ERROR(declare_unwritten_again());
+  return end_rewrite();
 }
 
 Status JournaledFile::close() {
