@@ -266,7 +266,7 @@ Status JournaledFile::close() {
     data_logs_.stop();
     return failed_;
   }
-  registration_.reset();  // a reader's snapshot holds off the writer no longer
+  snapshot_.release();  // a reader's snapshot holds off the writer no longer
   return guarded([&] {
     if (!writer_) return Status::ok();  // read-only or passive: nothing to do
     return opts_.materialize_at_close ? close_materialized() : close_in_log_form();

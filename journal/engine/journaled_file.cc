@@ -122,44 +122,19 @@ Status JournaledFile::open_for_read() {
     journal_.reset();
     return Status::ok();
   }
-  H5J_RETURN_IF_ERROR(load_snapshot());
+  auto snapshot = Snapshot::load(*opts_.fs, opts_.journal_path, base_->path(), opts_.reader_wait, [this] {
+    plan_.reset();
+    return load_journal();
+  });
+  if (!snapshot) return snapshot.status();
+  snapshot_ = std::move(*snapshot);
+  report_.live_snapshot = snapshot_.live();
   if (!plan_) return Status::ok();
   image_.raw = std::move(plan_->raw);
   image_.overlay = std::move(plan_->overlay);
   image_.logical_size = image_.committed_size = plan_->logical_size;
   if (opts_.after_replay && report_.recovered) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
   return Status::ok();
-}
-
-// A reader keeps no lock on the journal: that is the writer's.  It
-// registers with the readers file, which a writer, live or yet to come,
-// consults, and loads its snapshot under the epoch it registered at.
-Status JournaledFile::load_snapshot() {
-  constexpr int kAttempts = 100;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    auto registration = ReaderRegistration::register_reader(*opts_.fs, opts_.journal_path, opts_.reader_wait);
-    if (!registration) return registration.status();
-    registration_ = std::move(*registration);
-    plan_.reset();
-    // No readers file (a writer of an older h5journal): unguarded.  A closed
-    // one: read as a closed file is, under HDF5's lock.
-    if (!registration_) return load_journal();
-    report_.live_snapshot = true;
-    Status loaded = load_journal();
-    auto same = registration_->unchanged_since(registration_->epoch());
-    if (!same) return same.status();
-    if (*same) {
-      snapshot_epoch_ = registration_->epoch();
-      return loaded;
-    }
-    // Rewritten while it was read: what was read may be a mixture, and even
-    // a failure may be one.  Again, registered anew: the writer that moved
-    // on has not seen this reader in its new generation.
-    report_.live_snapshot = false;
-  }
-  return Status(Code::kBusy, "no snapshot of " + base_->path() + ": its writer rewrote it " +
-                                 std::to_string(kAttempts) + " times while this open read " + opts_.journal_path,
-                EWOULDBLOCK);
 }
 
 Status JournaledFile::open_for_write(bool truncated) {
@@ -436,24 +411,10 @@ Status JournaledFile::read(uint64_t addr, std::span<std::byte> out) {
   // gone (a data log emptied by a checkpoint): it is told so.
   return guarded([&] {
     Status read = read_layers(addr, out);
-    if (!registration_) return read;
-    Status snapshot = check_snapshot();
-    return snapshot ? read : snapshot;
+    if (!snapshot_.live()) return read;
+    Status holds = snapshot_.check(report_.last_txn);
+    return holds ? read : holds;
   });
-}
-
-// After every read of a live snapshot: bytes read after a rewrite began may
-// be the rewrite's, so the read fails rather than return them.
-Status JournaledFile::check_snapshot() const {
-  auto same = registration_->snapshot_holds(snapshot_epoch_);
-  if (!same) return same.status();
-  if (*same) return Status::ok();
-  return Status(Code::kExpired,
-                "the snapshot of " + base_->path() + " this handle reads (transaction " +
-                    std::to_string(report_.last_txn) + ") is gone after " + seconds_text(registration_->held()) +
-                    ": its writer rewrote the file (a checkpoint, a close or a recovery) once this reader had held it "
-                    "longer than the writer's reader_wait (5000 ms unless its HDF5_DRIVER_CONFIG raises it); close " +
-                    base_->path() + " and open it again to read its newest commit, or raise the writer's reader_wait");
 }
 
 // The layers of image_layers.h, bottom up, then the patches of a read-only
@@ -489,10 +450,7 @@ Status JournaledFile::read_layers(uint64_t addr, std::span<std::byte> out) {
   if (status && !peers_.empty()) status = peers_.lay_onto(addr, out.first(visible), data_logs_);
   H5J_RETURN_IF_ERROR(status);
   std::fill(out.begin() + ptrdiff_t(visible), out.end(), std::byte(0));  // past the logical end
-  for (const auto& [paddr, bytes] : memory_patches_) {
-    uint64_t lo = std::max(paddr, addr), hi = std::min(paddr + bytes.size(), addr + out.size());
-    if (lo < hi) std::memcpy(out.data() + (lo - addr), bytes.data() + (lo - paddr), hi - lo);
-  }
+  snapshot_.lay_patches_onto(addr, out);
   return Status::ok();
 }
 
@@ -502,7 +460,7 @@ Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
 
 Status JournaledFile::patch(uint64_t addr, std::span<const std::byte> bytes) {
   if (read_only_) {
-    memory_patches_.emplace_back(addr, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    snapshot_.patch(addr, bytes);
     return Status::ok();
   }
   return base_->write_at(addr, bytes);

@@ -4,6 +4,7 @@
 //
 // Where each concern lives:
 //   journaled_file.cc     opening, recovery at open, reading, fail-stop
+//   snapshot.h            a read-only open's snapshot, checked after every read
 //   write_routing.cc      where each write goes: the write-ahead rule,
 //                         sieve spans, raw modes, staging, the data log
 //   commit.cc             transactions, commit, checkpoint, close, log form
@@ -49,6 +50,7 @@
 #include "journal_writer.h"
 #include "peer_logs.h"
 #include "replay.h"
+#include "snapshot.h"
 #include "staged_writes.h"
 #include "unwritten_space.h"
 #include "write_ahead_file.h"
@@ -162,12 +164,6 @@ class JournaledFile : private RecoveredImage {
   // A writer that owns the journal of a file a crashed writer left
   // write-protected gives the permission back and opens it for writing.
   Status take_over_protected_file();
-  // A read-only open's image: the journal's last commit, loaded under the
-  // epoch of the readers file it registered at, and registered anew if a
-  // rewrite moved that epoch meanwhile (live_readers.h).
-  Status load_snapshot();
-  // After every read of a live snapshot: kExpired once a rewrite began.
-  Status check_snapshot() const;
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
@@ -279,15 +275,13 @@ class JournaledFile : private RecoveredImage {
   StagedWrites staged_;
   UnwrittenSpace unwritten_;  // serial writers only: space allocated this session, never written
   AlignedBuffer apply_run_;  // every apply's write buffer (replay.h), kept between calls
-  std::vector<std::pair<uint64_t, std::vector<std::byte>>> memory_patches_;  // read-only recovery
 
   // What open found.
   OpenReport report_;
-  // Live readers (live_readers.h): the writer's readers file; a reader's
-  // registration and the epoch its snapshot was loaded under.
+  // Live readers (live_readers.h): the writer's readers file; a read-only
+  // handle's snapshot.
   std::unique_ptr<ReadersFile> readers_;
-  std::unique_ptr<ReaderRegistration> registration_;
-  uint64_t snapshot_epoch_ = 0;
+  Snapshot snapshot_;
   Status write_denied_;  // base_ is open read-only: opening it for writing failed with this
   std::optional<ReplayPlan> plan_;
 
