@@ -23,7 +23,7 @@
 //     reached the disk.
 // A checkpoint starts a generation without those ZERO records, so it ends
 // the declared ranges (forget_declared), and the new generation declares
-// them again at once, in a commit of its own.
+// them again at once, in a commit of its own, before readers are let in.
 // The live image never takes these ZERO records into its overlay: its bytes
 // there are zeros already, and a PLACED write must be read back.
 #pragma once
