@@ -1,10 +1,8 @@
-// Transactions, commit, checkpoint and close: the order in which bytes
-// become durable.
+// Commit points, checkpoints and close.
 //
 // A commit makes durable, in this order: staged bytes and in-place writes
-// (the file), the data log, then the journal up to its COMMIT record.  A
-// crash before the COMMIT is durable leaves the previous commit; after, this
-// one.  A checkpoint writes the image into the file and syncs it, and only
+// (the file), the data log, then the journal up to its COMMIT record
+// (transaction.h, THE ORDER OF DURABILITY).  A checkpoint writes the image into the file and syncs it, and only
 // then starts a new journal generation, whose header makes the old records
 // stale.  A close does the same and removes the journal instead.
 //
@@ -21,22 +19,17 @@
 
 namespace h5j {
 
-Status JournaledFile::begin_transaction() {
-  if (writer_->in_transaction()) return Status::ok();
-  H5J_RETURN_IF_ERROR(writer_->begin());
-  if (session_noted_) return Status::ok();
-  // Who wrote this journal, for anyone reading it after a crash.
-  session_noted_ = true;
+std::string JournaledFile::session_note() const {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   // Where no lock other processes see worked, the journal says so: a second
   // writer elsewhere was not refused (file_lock.h).
-  return writer_->comment("h5journal session: pid " + std::to_string(getpid()) + " on " + host + ", engine " +
-                          journal_->engine_name() + (report_.unlocked ? ", locked in this process only" : ""));
+  return "h5journal session: pid " + std::to_string(getpid()) + " on " + host + ", engine " +
+         journal_->engine_name() + (report_.unlocked ? ", locked in this process only" : "");
 }
 
 Status JournaledFile::commit() {
-  if (follower()) return Status(Code::kInvalid, "an MPI follower commits through rank 0 (collective_commit)");
+  if (follower_) return Status(Code::kInvalid, "an MPI follower commits through rank 0 (collective_commit)");
   return guarded([&] { return commit_point(); });
 }
 
@@ -101,14 +94,14 @@ Status JournaledFile::end_rewrite() {
 // too) and the raw index, whose memory grows with the DATA records in the
 // journal.
 bool JournaledFile::checkpoint_due() const {
-  if (!writer_) return false;
-  uint64_t logged = writer_->generation_bytes() + data_logs_.generation_bytes() + followers_log_bytes_;
+  if (!txn_) return false;
+  uint64_t logged = txn_->records().generation_bytes() + data_logs_.generation_bytes() + followers_log_bytes_;
   return logged >= opts_.checkpoint_bytes;
 }
 
 Status JournaledFile::commit_transaction() {
-  if (!writer_ || !dirty_) return Status::ok();
-  H5J_RETURN_IF_ERROR(begin_transaction());
+  if (!txn_ || !txn_->dirty()) return Status::ok();
+  H5J_RETURN_IF_ERROR(txn_->begin());
   // The first commit makes the journal's directory entry durable, and only
   // then sets the file's binding attribute (made durable by the fsync
   // below): a crash never leaves a binding naming a journal whose name might
@@ -127,7 +120,6 @@ Status JournaledFile::commit_transaction() {
   H5J_RETURN_IF_ERROR(commit_declaring(unwritten_.declare(image_.logical_size)));
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
-  dirty_ = false;
   ++stats_.commits;
   return Status::ok();
 }
@@ -135,21 +127,11 @@ Status JournaledFile::commit_transaction() {
 // The open transaction's COMMIT, durable, with ZERO records declaring
 // `unwritten`, what HDF5 allocated and never wrote: zeros at this commit,
 // whatever later writes put there in place (unwritten_space.h).
-//
-// A PLACED write changes the file below what a live reader reads.  A reader
-// whose snapshot holds this commit reads its ZERO records as zeros,
-// whatever goes in place; one whose snapshot is older (loaded at the start
-// of the generation, before any ZERO record) would read the new bytes.  So
-// writes go in place until the next commit only if no reader holds a
-// snapshot now: probed after this COMMIT, so that a reader registering
-// later loads a snapshot that holds it.
 Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten) {
-  for (const UnwrittenSpace::Range& r : unwritten) H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
   auto file_size = recorded_file_size();
   if (!file_size) return file_size.status();
-  H5J_RETURN_IF_ERROR(writer_->commit(image_.logical_size, *file_size));
-  placed_allowed_ = !unwritten.empty() && !(readers_ && readers_->readers_present());
-  return Status::ok();
+  return txn_->commit(pending_, unwritten, image_.logical_size, *file_size,
+                      [this] { return readers_ && readers_->readers_present(); });
 }
 
 // A new generation holds none of the old one's ZERO records, so the ranges
@@ -162,11 +144,10 @@ Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>&
 // the new generation without it would read whatever later lands in place
 // there.  A close, which ends the journal, does not.
 Status JournaledFile::declare_unwritten_again() {
-  placed_allowed_ = false;
+  txn_->forbid_placed();
   if (closed_) return Status::ok();
   std::vector<UnwrittenSpace::Range> unwritten = unwritten_.declare(image_.logical_size);
   if (unwritten.empty()) return Status::ok();
-  H5J_RETURN_IF_ERROR(begin_transaction());
   return commit_declaring(unwritten);
 }
 
@@ -215,14 +196,7 @@ Status JournaledFile::sync_names() {
 // first commit syncs the file whole (the binding attribute with it).
 Status JournaledFile::make_writes_durable(bool first_commit) {
   H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
-  if (opts_.ring.durable && (inplace_unsynced_ || first_commit))
-    H5J_RETURN_IF_ERROR(first_commit ? base_->sync_all() : base_->sync_data());
-  inplace_unsynced_ = false;
-  if (data_unsynced_) {
-    H5J_RETURN_IF_ERROR(data_logs_.writer().sync());
-    data_unsynced_ = false;
-  }
-  return Status::ok();
+  return pending_.make_durable(*base_, data_logs_, opts_.ring.durable, first_commit);
 }
 
 Status JournaledFile::write_image_to_base(const RawLayer& raw) {
@@ -235,7 +209,7 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
 }
 
 Status JournaledFile::checkpoint() {
-  assert(!writer_->in_transaction() && !dirty_ && staged_.empty());
+  assert(!txn_->open() && !txn_->dirty() && staged_.empty());
   H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   return end_checkpoint();
@@ -248,8 +222,8 @@ Status JournaledFile::end_checkpoint() {
   base_empty_ = false;
   unwritten_.forget_declared();  // the new generation has no ZERO records for them
   ++stats_.checkpoints;
-  const JournalHeader& h = writer_->header();
-  H5J_RETURN_IF_ERROR(start_generation(h.generation + 1, writer_->next_txn(), h.uuid));
+  const JournalHeader& h = txn_->header();
+  H5J_RETURN_IF_ERROR(start_generation(h.generation + 1, txn_->records().next_txn(), h.uuid));
   H5J_RETURN_IF_ERROR(bind());
   H5J_RETURN_IF_ERROR(unmark_applying());
   followers_log_bytes_ = 0;  // their logs are emptied as they follow
@@ -262,13 +236,13 @@ Status JournaledFile::end_checkpoint() {
 Status JournaledFile::close() {
   if (closed_) return Status::ok();
   closed_ = true;
-  if (follower()) {  // rank 0 commits, materializes and removes every log
+  if (follower_) {  // rank 0 commits, materializes and removes every log
     data_logs_.stop();
     return failed_;
   }
   snapshot_.release();  // a reader's snapshot holds off the writer no longer
   return guarded([&] {
-    if (!writer_) return Status::ok();  // read-only or passive: nothing to do
+    if (!txn_) return Status::ok();  // read-only or passive: nothing to do
     return opts_.materialize_at_close ? close_materialized() : close_in_log_form();
   });
 }
@@ -289,7 +263,7 @@ Status JournaledFile::close_in_log_form() {
   H5J_RETURN_IF_ERROR(commit_point());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
-  writer_.reset();
+  txn_.reset();
   data_logs_.stop();
   return Status::ok();
 }
@@ -317,7 +291,7 @@ Status JournaledFile::end_close() {
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());
-  writer_.reset();
+  txn_.reset();
   journal_.reset();
   data_logs_.close();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));

@@ -1,14 +1,14 @@
+// A journaled file's life apart from opening (open.cc) and writing
+// (write_routing.cc, commit.cc): fail-stop, loading and replaying a
+// journal, starting a generation, and reading through the image.
 #include "journaled_file.h"
 
 #include <sys/random.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
-#include "file_lock.h"
 #include "file_match.h"
 
 namespace h5j {
@@ -24,23 +24,6 @@ void random_bytes(void* out, size_t n) {
   }
 }
 
-// The base is never opened with O_TRUNC: another process may be writing
-// it through the driver, and its committed bytes live partly in place.  A
-// truncating open truncates only once it holds the journal's lock
-// (open_for_write).  Access::kTruncate opens like O_TRUNC without O_CREAT:
-// a missing file is an error.
-OpenMode open_mode(Access a) {
-  switch (a) {
-    case Access::kReadOnly: return OpenMode::kReadOnly;
-    case Access::kReadWrite: return OpenMode::kReadWrite;
-    case Access::kTruncate: return OpenMode::kReadWrite;
-    case Access::kCreate: return OpenMode::kCreate;
-    case Access::kCreateTruncate: return OpenMode::kCreate;
-    case Access::kCreateExclusive: return OpenMode::kCreateExclusive;
-  }
-  return OpenMode::kReadOnly;
-}
-
 }  // namespace
 
 JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bool read_only)
@@ -52,32 +35,8 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
       peers_(opts_.data_log, opts_.ranks, opts_.raw_bucket_shift) {}
 
 JournaledFile::~JournaledFile() {
-  writer_.reset();  // waits for writes in flight before the buffers go
+  txn_.reset();  // waits for the journal's writes in flight before the buffers go
   data_logs_.stop();
-}
-
-Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
-                                                           const JournalOptions& opts) {
-  if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
-  if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
-  bool read_only = access == Access::kReadOnly;
-  auto base = opts.fs->open(path, open_mode(access), IoEngine::kSync);
-  // Denied: perhaps write-protected by a writer, live or crashed, which the
-  // journal's lock tells apart (open_for_write).
-  Status denied = base ? Status::ok() : base.status();
-  if (!read_only && denied.sys_errno() == EACCES)
-    if (auto readable = opts.fs->open(path, OpenMode::kReadOnly, IoEngine::kSync)) base = std::move(readable);
-  if (!base) return base.status();
-  std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
-  f->write_denied_ = denied;
-  auto size = f->base_->size();
-  if (!size) return size.status();
-  f->image_.logical_size = f->image_.committed_size = *size;
-  Status s = read_only ? f->open_for_read()
-             : f->follower() ? f->open_as_follower()
-                             : f->open_for_write(truncates(access));
-  if (!s) return s;
-  return f;
 }
 
 // --- fail-stop ---------------------------------------------------------------
@@ -103,170 +62,10 @@ Status JournaledFile::busy_error(std::optional<int> holder) const {
                 EWOULDBLOCK);
 }
 
-// --- opening -----------------------------------------------------------------
-
-Status JournaledFile::open_for_read() {
-  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-  if (!journal && journal.status().code() == Code::kMissing)
-    return check_binding_not_missing(*base_, opts_.journal_path);  // else a plain file
-  if (!journal) return journal.status();
-  journal_ = std::move(*journal);
-  report_.journal_found = true;
-  // This process holding the journal's writer lock: the open is HDF5's
-  // tentative second open of a file it writes, passive as a second
-  // writer's would be (HDF5 then uses the open file).  Asked of the
-  // process's own table: a lock taken to find out would, for its instant,
-  // refuse a writer starting in another process.
-  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process()) {
-    report_.passive = true;
-    journal_.reset();
-    return Status::ok();
-  }
-  auto snapshot = Snapshot::load(*opts_.fs, opts_.journal_path, base_->path(), opts_.reader_wait, [this] {
-    plan_.reset();
-    return load_journal();
-  });
-  if (!snapshot) return snapshot.status();
-  snapshot_ = std::move(*snapshot);
-  report_.live_snapshot = snapshot_.live();
-  if (!plan_) return Status::ok();
-  image_.raw = std::move(plan_->raw);
-  image_.overlay = std::move(plan_->overlay);
-  image_.logical_size = image_.committed_size = plan_->logical_size;
-  if (opts_.after_replay && report_.recovered) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
-  return Status::ok();
-}
-
-Status JournaledFile::open_for_write(bool truncated) {
-  bool existed = opts_.fs->exists(opts_.journal_path);
-  if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_binding_not_missing(*base_, opts_.journal_path));
-  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
-  if (!journal) return journal.status();
-  journal_ = std::move(*journal);
-  if (Status s = lock_journal(); !s) {
-    if (s.code() != Code::kBusy) return drop_new_journal(existed, s);
-    // A writer in another process: refused now, so that HDF5 never takes
-    // the file for an empty one (its bytes may all be in the journal yet).
-    // One in this process: HDF5's tentative second open of a file it has
-    // open, which HDF5 closes once it finds the open one (passive).
-    if (std::optional<int> holder = journal_->lock_holder(); holder && *holder != getpid())
-      return busy_error(*holder);
-    report_.passive = true;
-    journal_.reset();
-    return Status::ok();
-  }
-  // Readers register with it from now on.  (MPI followers never rewrite.)
-  auto readers = ReadersFile::open(*opts_.fs, opts_.journal_path);
-  if (!readers) return drop_new_journal(existed, readers.status());
-  readers_ = std::move(*readers);
-  Status s = write_denied_ ? Status::ok() : take_over_protected_file();
-  // A file being truncated, and its journal, are emptied only once we own
-  // the locks: until then either may belong to a live writer.
-  if (s && opts_.lock_base) s = opts_.lock_base(*base_);
-  if (s && truncated) s = truncate_for_create();
-  // Any journal that exists, even an empty one, means the last session did
-  // not close cleanly.
-  report_.journal_found = existed && !truncated;
-  if (s) s = start_writing();
-  if (s && !mpi()) s = protect_from_writers();
-  return s ? s : drop_new_journal(existed, s);
-}
-
-Status JournaledFile::take_over_protected_file() {
-  auto record = base_->get_xattr(kWriteBitsXattr);
-  if (!record) return record.status();
-  if (!*record) return write_denied_;  // read-only, but not by h5journal
-  H5J_RETURN_IF_ERROR(base_->restore_write_permission());
-  auto base = opts_.fs->open(base_->path(), OpenMode::kReadWrite, IoEngine::kSync);
-  if (!base) return base.status();
-  base_ = std::make_unique<WriteAheadFile>(std::move(*base), image_, unwritten_);
-  write_denied_ = Status::ok();
-  // Protected again at once, so that an open refused further on (a file
-  // that never committed) leaves the file as it found it.
-  return mpi() ? Status::ok() : protect_from_writers();
-}
-
-Status JournaledFile::protect_from_writers() {
-  auto taken = base_->remove_write_permission();
-  if (!taken) return taken.status();
-  report_.write_protected = *taken;
-  return Status::ok();
-}
-
-// A failed open leaves no journal of its own behind: it would hide the
-// failure next time, as a crash.
-Status JournaledFile::drop_new_journal(bool existed, const Status& why) {
-  if (!existed) {
-    journal_.reset();
-    (void)opts_.fs->remove(opts_.journal_path);
-    if (readers_) (void)opts_.fs->remove(readers_->path());
-  }
-  return why;
-}
-
-// The journal's lock, or, on a file system without locks, the lock this
-// process alone honours (file_lock.h), where the options accept it.
-Status JournaledFile::lock_journal() {
-  Status s = journal_->try_lock(LockMode::kExclusive);
-  if (s.code() != Code::kUnsupported) return s;
-  if (opts_.require_locks)
-    return lock_required_error(s.prefixed("unable to lock " + opts_.journal_path + ": "));
-  report_.unlocked = true;
-  return Status::ok();
-}
-
-// The create's committed state is the empty file: what the file held is
-// discarded by the caller's H5F_ACC_TRUNC, now that no other writer has it.
-Status JournaledFile::truncate_for_create() {
-  image_.logical_size = image_.committed_size = 0;
-  H5J_RETURN_IF_ERROR(base_->truncate(0));
-  // The old journal's binding would make the new one look foreign.
-  H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
-  H5J_RETURN_IF_ERROR(base_->remove_xattr(kApplyingXattr));
-  return journal_->truncate(0);
-}
-
-Status JournaledFile::start_writing() {
-  std::array<uint8_t, 16> uuid{};
-  uint64_t generation = 1, first_txn = 1;
-  if (report_.journal_found) {
-    H5J_RETURN_IF_ERROR(load_journal());
-    if (plan_) {
-      generation = plan_->summary.header.generation + 1;
-      first_txn = std::max(plan_->summary.last_committed_txn + 1, plan_->summary.header.first_txn);
-      uuid = plan_->summary.header.uuid;
-      H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
-      // The file was guarded when the journal got its first commit; a
-      // replay keeps it so (superblock_guard.h).
-      H5J_RETURN_IF_ERROR(base_->guard());
-      H5J_RETURN_IF_ERROR(replay_into_base());
-    }
-  }
-  // A journal found without a header (its first commit crashed before the
-  // header was durable, though the binding was) keeps the binding's identity
-  // and moves past its generation, so the two keep agreeing through any
-  // crash that follows.
-  auto binding = read_binding(*base_);
-  if (!binding) return binding.status();
-  if (binding->has_value() && report_.journal_found && !plan_) {
-    uuid = (*binding)->uuid;
-    generation = (*binding)->generation + 1;
-  }
-  if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());
-  base_empty_ = image_.committed_size == 0;
-  H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
-  H5J_RETURN_IF_ERROR(end_rewrite());
-  H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation
-  // What this session will allocate past the file's end, HDF5 writes
-  // through it.  Under MPI another rank may write any byte: nothing counts.
-  if (!mpi()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
-  // A journal that was found exists durably, so the binding may name it now;
-  // a new journal is bound at its first commit, once its name is durable.
-  return report_.journal_found ? bind() : Status::ok();
-}
+// --- loading a journal, and generations -------------------------------------
 
 Status JournaledFile::bind() {
-  H5J_RETURN_IF_ERROR(write_binding(*base_, writer_->header(), opts_.journal_path));
+  H5J_RETURN_IF_ERROR(write_binding(*base_, txn_->header(), opts_.journal_path));
   binding_set_ = true;
   return Status::ok();
 }
@@ -365,9 +164,10 @@ Status JournaledFile::replay_into_base() {
 }
 
 Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid) {
+  if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());  // a new journal's identity
   JournalHeader h;
   h.generation = generation;
-  uint32_t old_salt = writer_ ? writer_->header().salt : (plan_ ? plan_->summary.header.salt : 0);
+  uint32_t old_salt = txn_ ? txn_->header().salt : (plan_ ? plan_->summary.header.salt : 0);
   do random_bytes(&h.salt, sizeof h.salt);
   while (h.salt == old_salt);
   h.uuid = uuid;
@@ -381,9 +181,8 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
     h.fingerprint = std::move(*fingerprint);
   }
   image_.journal_high_water = 0;
-  session_noted_ = false;  // each generation names its writer
-  if (writer_) {
-    H5J_RETURN_IF_ERROR(writer_->reset(h));
+  if (txn_) {
+    H5J_RETURN_IF_ERROR(txn_->start_generation(h));
     return data_logs_.appending() ? data_logs_.writer().reset(h) : Status::ok();
   }
   // Reusing a journal that held records: the new header must be durable
@@ -392,7 +191,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   bool reused = report_.journal_found;
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
-  writer_ = std::move(*w);
+  txn_ = std::make_unique<Transaction>(std::move(*w), session_note(), opts_.role == Role::kMpiOwner);
   // Under MPI every rank keeps a data log, numbered by rank, rank 0's too:
   // the numbers must have no gaps (DataLogSet::records_of, h5recover).
   bool data_log = opts_.raw_mode != RawMode::kInPlace || opts_.role == Role::kMpiOwner;
@@ -455,7 +254,7 @@ Status JournaledFile::read_layers(uint64_t addr, std::span<std::byte> out) {
 }
 
 Status JournaledFile::read_journal(uint64_t offset, std::span<std::byte> out) {
-  return writer_ ? writer_->read(offset, out) : read_exact(*journal_, offset, out);
+  return txn_ ? txn_->records().read(offset, out) : read_exact(*journal_, offset, out);
 }
 
 Status JournaledFile::patch(uint64_t addr, std::span<const std::byte> bytes) {

@@ -3,11 +3,14 @@
 // points, and is told which role it has among the processes writing a file.
 //
 // Where each concern lives:
-//   journaled_file.cc     opening, recovery at open, reading, fail-stop
+//   open.cc               opening: for reading, for writing, the locks
+//   journaled_file.cc     fail-stop, loading and replaying a journal,
+//                         generations, reading through the image
 //   snapshot.h            a read-only open's snapshot, checked after every read
 //   write_routing.cc      where each write goes: the write-ahead rule,
 //                         sieve spans, raw modes, staging, the data log
-//   commit.cc             transactions, commit, checkpoint, close, log form
+//   transaction.h         the open transaction and the order of durability
+//   commit.cc             commit points, checkpoint, close, log form
 //   write_ahead_file.h    the HDF5 file, every write checked against the rule
 //   rank_steps.cc         an MPI rank's part: following rank 0, the steps
 //                         of the collective commit (collective_commit.h)
@@ -52,6 +55,7 @@
 #include "replay.h"
 #include "snapshot.h"
 #include "staged_writes.h"
+#include "transaction.h"
 #include "unwritten_space.h"
 #include "write_ahead_file.h"
 
@@ -217,12 +221,12 @@ class JournaledFile : private RecoveredImage {
   // The staged bytes below `limit` in place (not yet durable).
   Status place_staged_below(uint64_t limit);
 
-  // --- transactions, commit, checkpoint, close (commit.cc) ---
-  // Opens a transaction if none is open (BEGIN, and once a COMMENT naming the writer).
-  Status begin_transaction();
+  // --- commit, checkpoint, close (commit.cc) ---
   // The COMMIT record, durable, after the writes it covers; no checkpoint.
   Status commit_transaction();
   Status commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten);
+  // Who wrote this journal, for anyone reading it after a crash.
+  std::string session_note() const;
   // After a checkpoint: the unwritten ranges declared again (a commit).
   Status declare_unwritten_again();
   // A commit point (commit(), and close): the commit, then a checkpoint if
@@ -235,7 +239,7 @@ class JournaledFile : private RecoveredImage {
   // kApplyingXattr around writes of committed bytes into the file.
   Status mark_applying();
   Status unmark_applying();
-  // In-place writes and the data log durable, before a COMMIT names them.
+  // Staged bytes placed, then pending_ durable: before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;
   bool first_superblock_committed();
@@ -251,21 +255,18 @@ class JournaledFile : private RecoveredImage {
   Status write_image_to_base(const RawLayer& raw);
 
   // --- an MPI rank (rank_steps.cc) ---
-  bool follower() const { return opts_.role == Role::kMpiFollower; }
   bool mpi() const { return opts_.role != Role::kSerial; }
-  uint64_t generation() const { return follower_ ? follower_->header().generation : writer_->header().generation; }
+  uint64_t generation() const { return follower_ ? follower_->header().generation : txn_->header().generation; }
   // The transaction a data-log record belongs to.
-  uint64_t current_txn() const { return follower_ ? follower_->open_txn() : writer_->open_txn(); }
+  uint64_t current_txn() const { return follower_ ? follower_->open_txn() : txn_->records().open_txn(); }
   // Follower: starts following the journal's current generation.
   Status follow_generation();
   Status catch_up();
-  // Rank 0: puts the records appended by this call where followers read them.
-  Status publish_to_followers();
 
   // The files.
   std::unique_ptr<WriteAheadFile> base_;  // refers to image_ and unwritten_
   std::unique_ptr<File> journal_;
-  std::unique_ptr<JournalWriter> writer_;  // serial and rank 0: this generation's records
+  std::unique_ptr<Transaction> txn_;  // serial and rank 0, while writing: this generation's records
   JournalOptions opts_;
   bool read_only_;
   DataLogSet data_logs_;
@@ -285,14 +286,10 @@ class JournaledFile : private RecoveredImage {
   Status write_denied_;  // base_ is open read-only: opening it for writing failed with this
   std::optional<ReplayPlan> plan_;
 
-  // The open transaction and the session.
-  bool dirty_ = false;              // changed since the last commit
-  bool inplace_unsynced_ = false;   // in-place writes since the last base sync
-  bool data_unsynced_ = false;      // data log records since the last data log sync
+  // The session.
+  PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool base_empty_ = false;         // the file holds no checkpoint yet (created empty): first_superblock_committed
-  bool placed_allowed_ = false;     // declared unwritten space may be written in place (commit_transaction)
-  bool session_noted_ = false;      // this generation's COMMENT names its writer
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
   bool closed_ = false;
@@ -301,7 +298,6 @@ class JournaledFile : private RecoveredImage {
 
   // MPI.
   std::unique_ptr<JournalFollower> follower_;  // a follower's view of rank 0's journal
-  std::vector<DataPayload> pending_index_;     // follower: DATA records for rank 0's next commit
   uint64_t followers_log_bytes_ = 0;           // rank 0: the followers' data logs, as of the last commit
   PeerLogs peers_;
 };

@@ -6,13 +6,6 @@
 
 namespace h5j {
 
-// --- rank 0 ------------------------------------------------------------------
-
-Status JournaledFile::publish_to_followers() {
-  if (opts_.role != Role::kMpiOwner || !writer_) return Status::ok();
-  return writer_->publish();
-}
-
 // --- a follower --------------------------------------------------------------
 
 // Rank 0 opened (and recovered) the file before any follower opens it, so
@@ -33,7 +26,6 @@ Status JournaledFile::follow_generation() {
   base_->end_rewrite();      // a follower's share of a checkpoint (step 4) is in
   image_.start_generation();
   image_.committed_size = std::max(image_.committed_size, h.base_size);
-  pending_index_.clear();
   peers_.clear();
   H5J_RETURN_IF_ERROR(data_logs_.start(h, /*fresh=*/true, opts_.ring));
   return catch_up();
@@ -59,25 +51,25 @@ Status JournaledFile::place_staged() {
 Result<PreparedIndex> JournaledFile::step1_follower_prepare() {
   return guarded([&]() -> Result<PreparedIndex> {
     H5J_RETURN_IF_ERROR(make_writes_durable(false));
-    return PreparedIndex{std::exchange(pending_index_, {}), data_logs_.generation_bytes()};
+    return follower_->prepare(data_logs_.generation_bytes());
   });
 }
 
 Result<bool> JournaledFile::step2_owner_commit(const PreparedIndex& followers, bool closing) {
   return guarded([&]() -> Result<bool> {
-    if (!followers.records.empty() && writer_) {
-      H5J_RETURN_IF_ERROR(begin_transaction());
+    if (!followers.records.empty() && txn_) {
+      H5J_RETURN_IF_ERROR(txn_->begin());
       for (const DataPayload& d : followers.records) {
-        H5J_RETURN_IF_ERROR(writer_->append_data(d));
+        H5J_RETURN_IF_ERROR(txn_->records().append_data(d));
         image_.logged(d.pattern, d.log, d.log_offset);
       }
-      dirty_ = true;
+      txn_->changed();
     }
     followers_log_bytes_ = followers.log_bytes;
     H5J_RETURN_IF_ERROR(commit_transaction());
     peers_.clear();  // the followers' extents are in the raw layer now
     // Every rank writes its share of a rewrite (step 4): it begins here.
-    bool rewrite = closing && writer_ && opts_.materialize_at_close && first_commit_done_;
+    bool rewrite = closing && txn_ && opts_.materialize_at_close && first_commit_done_;
     if (!closing && checkpoint_due()) {
       auto deferred = defer_checkpoint();
       if (!deferred) return deferred.status();

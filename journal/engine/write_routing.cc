@@ -65,11 +65,11 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   // a follower's copy, taken at its commit, would land after rank 0's newer
   // one.  No HDF5 path reaches a follower with one; one that did would be
   // rank 0's bytes again.
-  if (data.empty() || follower()) return guarded([] { return Status::ok(); });  // only the poison to report
+  if (data.empty() || follower_) return guarded([] { return Status::ok(); });  // only the poison to report
   return guarded([&] {
-    H5J_RETURN_IF_ERROR(begin_transaction());
+    H5J_RETURN_IF_ERROR(txn_->begin());
     H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
-    return publish_to_followers();
+    return txn_->publish_to_followers();
   });
 }
 
@@ -79,15 +79,15 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
   return guarded([&] {
     if (total == 0) return Status::ok();
     // A follower's writes are in rank 0's transaction, which only rank 0 opens.
-    H5J_RETURN_IF_ERROR(follower() ? catch_up() : begin_transaction());
+    H5J_RETURN_IF_ERROR(follower_ ? catch_up() : txn_->begin());
     H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
-    return publish_to_followers();
+    return follower_ ? Status::ok() : txn_->publish_to_followers();
   });
 }
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {
   uint64_t floor = image_.protected_end();
-  if (placed_allowed_ && addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size())) {
+  if (txn_->placed_allowed() && addr < floor && data.size() >= inplace_min && unwritten_.declared(addr, addr + data.size())) {
     H5J_RETURN_IF_ERROR(write_placed(addr, data));
   } else {
     size_t journaled = addr >= floor ? 0 : size_t(std::min<uint64_t>(data.size(), floor - addr));
@@ -99,7 +99,7 @@ Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> da
   }
   unwritten_.written(addr, data.size());
   image_.logical_size = std::max<uint64_t>(image_.logical_size, addr + data.size());
-  dirty_ = true;
+  txn_->changed();
   return Status::ok();
 }
 
@@ -108,7 +108,7 @@ Status JournaledFile::write_placed(uint64_t addr, std::span<const std::byte> dat
   // commit's ZERO records stay out of the live overlay).
   assert(!image_.overlay.intersects(addr, addr + data.size()) && !image_.raw.touches(addr, addr + data.size()));
   H5J_RETURN_IF_ERROR(write_in_place(addr, data));
-  return writer_->append_placed(addr, data.size());
+  return txn_->append_placed(addr, data.size());
 }
 
 Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> data) {
@@ -116,12 +116,12 @@ Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> d
   // Large writes start on their way to the disk now, while HDF5 produces
   // the next ones, instead of all at the commit's fdatasync.
   if (opts_.ring.durable && data.size() >= File::kEarlyWritebackMin) base_->start_writeback(addr, data.size());
-  inplace_unsynced_ = true;
+  pending_.wrote_in_place();
   return Status::ok();
 }
 
 Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
-  auto at = writer_->append_write(addr, tag, data);
+  auto at = txn_->records().append_write(addr, tag, data);
   if (!at) return at.status();
   image_.journaled(addr, data.size(), *at);
   return Status::ok();
@@ -156,10 +156,11 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
 // then every rank its data; a staged fill could land after that data.
 // Rank 0 journals it if small; a follower writes it in place if it can.
 Status JournaledFile::write_piece_under_mpi(const RawPiece& p, uint32_t tag) {
-  if (!follower()) return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes);
+  if (!follower_) return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes);
   uint64_t end = p.addr + p.bytes.size();
-  if (p.addr >= image_.protected_end() && !staged_.touches(p.addr, end)) return write_by_rule(p.addr, p.bytes, tag, 0);
-  return append_raw(std::span(&p, 1));
+  if (p.addr < image_.protected_end() || staged_.touches(p.addr, end)) return append_raw(std::span(&p, 1));
+  image_.logical_size = std::max(image_.logical_size, end);
+  return write_in_place(p.addr, p.bytes);
 }
 
 Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
@@ -252,7 +253,7 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
 Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   image_.logical_size = std::max<uint64_t>(image_.logical_size, pattern.end());
   unwritten_.written(pattern);
-  dirty_ = true;
+  if (txn_) txn_->changed();  // a follower's changes are in rank 0's transaction
   if (stages(pattern)) {
     assert(!image_.overlay.intersects(pattern.addr, pattern.end()));  // the overlay ends below the protected end
     staged_.add(pattern, bytes);
@@ -263,10 +264,10 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   }
   auto index = data_logs_.writer().append_extent(current_txn(), opts_.data_log, pattern, bytes);
   if (!index) return index.status();
-  if (follower()) pending_index_.push_back(*index);  // rank 0 journals it at the commit
-  else H5J_RETURN_IF_ERROR(writer_->append_data(*index));
+  if (follower_) follower_->hand_to_owner(*index);  // rank 0 journals it at the commit
+  else H5J_RETURN_IF_ERROR(txn_->records().append_data(*index));
   image_.logged(pattern, index->log, index->log_offset);
-  data_unsynced_ = true;
+  pending_.logged();
   // Under MPI the other ranks read the record from the file (refresh_peers).
   if (mpi()) H5J_RETURN_IF_ERROR(data_logs_.writer().publish());
   stats_.raw_bytes_logged += pattern.bytes();
@@ -292,7 +293,7 @@ Status JournaledFile::place_staged_below(uint64_t limit) {
   // alone; under MPI they may be another rank's (replay.h).
   GapFill gaps = mpi() ? GapFill::kLeave : GapFill::kFromFile;
   H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, gaps, opts_.ring.durable, apply_run_));
-  inplace_unsynced_ = true;
+  pending_.wrote_in_place();
   return Status::ok();
 }
 
@@ -303,20 +304,20 @@ Status JournaledFile::set_size(uint64_t size) {
     // cuts to the same size in HDF5's collective truncate, and no rank writes
     // at or past it here, so this races with no rank's ftruncate.)
     if (size < image_.logical_size) H5J_RETURN_IF_ERROR(place_staged_below(size));
-    if (follower()) {  // rank 0 sizes the file
+    if (follower_) {  // rank 0 sizes the file
       image_.logical_size = size;
       return Status::ok();
     }
-    if (read_only_ || !writer_ || size == image_.logical_size) return Status::ok();
+    if (!txn_ || size == image_.logical_size) return Status::ok();  // read-only or passive
     H5J_RETURN_IF_ERROR(resize(size));
-    return publish_to_followers();
+    return txn_->publish_to_followers();
   });
 }
 
 Status JournaledFile::resize(uint64_t size) {
   uint64_t old_size = image_.logical_size;
   image_.logical_size = size;
-  dirty_ = true;
+  txn_->changed();
   if (size > old_size) return Status::ok();
   // Cut bytes read as zeros through the overlay (below), not the file: a
   // write there must not go in place as if never written.
@@ -328,8 +329,8 @@ Status JournaledFile::resize(uint64_t size) {
   uint64_t floor = image_.protected_end();
   uint64_t zero_end = std::min(old_size, floor);
   if (size < zero_end) {
-    H5J_RETURN_IF_ERROR(begin_transaction());
-    H5J_RETURN_IF_ERROR(writer_->append_zero(size, zero_end - size));
+    H5J_RETURN_IF_ERROR(txn_->begin());
+    H5J_RETURN_IF_ERROR(txn_->records().append_zero(size, zero_end - size));
     image_.zeroed(size, zero_end - size);
   }
   auto physical = base_->size();

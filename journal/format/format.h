@@ -1,9 +1,7 @@
-// The journal's on-disk format, version 5 (version 4 has no fingerprint of
-// the file and a 32-byte COMMIT; version 3 has no PLACED record; version 2's
-// DATA records index one contiguous extent; version 1 has none), and the
-// other bytes h5journal keeps on disk: the binding, the readers file.  This
-// file is the one authority on bytes; docs/journal-format.md gives the rules
-// and the reasoning.  All integers are little-endian.
+// The journal's on-disk format, version 5, and the other bytes h5journal
+// keeps on disk: the binding, the readers file.  This file is the one
+// authority on bytes; docs/journal-format.md gives the rules, the reasoning
+// and what versions 1 to 4 lack (§6).  All integers are little-endian.
 //
 // FILE LAYOUT
 //   [0, 4096)      header region: two 512-byte header slots, at 0 and 2048.
@@ -23,17 +21,15 @@
 // the 56 bytes above followed by the L packed bytes (their offset field is
 // where those bytes start): self-describing, so the index can be rebuilt
 // from the data log alone.  No BEGIN or COMMIT; each record's transaction
-// number is the transaction that wrote it.  The DATA records in the journal
-// are its index.  (A version 2 data log holds WRITE records instead.)
+// number is the transaction that wrote it.  The journal's DATA records
+// are its index.
 //
 // THE BINDING: the HDF5 file's extended attribute "user.h5journal", set
 // while the file has a journal (docs/journal-format.md section 5).
 //
-// THE OLDER LOG-FORM GUARD: a file closed in log form by an h5journal
-// before the superblock guard (superblock_guard.h, which marks log form
-// today) holds these 8 bytes at offset 0 instead of HDF5's signature
-// ("\211HDF\r\n\032\n"), which its journal keeps.  Nothing writes it now;
-// h5recover and recovery still read such files.
+// THE OLDER LOG-FORM GUARD: a file closed in log form before the superblock
+// guard (superblock_guard.h) holds these 8 bytes at offset 0 instead of
+// HDF5's signature, which its journal keeps.  Only read now.
 //   \211 'H' '5' 'J' '\r' '\n' \032 '\n'
 #pragma once
 

@@ -1,5 +1,6 @@
 // An MPI follower's view of the journal that rank 0 writes (docs/design.md
-// §10).  A follower never writes the journal: it reads the journal's tail
+// §10), and the DATA records it hands rank 0 to journal at the next commit.
+// A follower never writes the journal: it reads the journal's tail
 // as rank 0 appends to it, and lays each record onto its own image, so that
 // it reads what rank 0 wrote, committed or not (HDF5 reads metadata rank 0
 // wrote right after a sync point, before any commit).  It takes no lock:
@@ -8,9 +9,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "image_layers.h"
 #include "journal_reader.h"
+#include "rank_exchange.h"
 
 namespace h5j {
 
@@ -31,6 +35,12 @@ class JournalFollower {
   // pass; the next one starts there again.
   Status catch_up(ImageLayers& image, uint32_t own_log);
 
+  // A DATA record of this rank's data log, for rank 0's next commit.
+  void hand_to_owner(const DataPayload& index) { pending_.push_back(index); }
+  // Step 1 of the collective commit: the records handed over since the
+  // last call, with `log_bytes`, the size of this rank's data log.
+  PreparedIndex prepare(uint64_t log_bytes) { return PreparedIndex{std::exchange(pending_, {}), log_bytes}; }
+
  private:
   JournalFollower(File& journal, std::unique_ptr<JournalReader> tail)
       : journal_(journal), tail_(std::move(tail)), open_txn_(tail_->header().first_txn) {}
@@ -39,6 +49,7 @@ class JournalFollower {
   File& journal_;
   std::unique_ptr<JournalReader> tail_;
   uint64_t open_txn_;
+  std::vector<DataPayload> pending_;  // for rank 0's next commit
 };
 
 }  // namespace h5j

@@ -1,0 +1,55 @@
+#include "transaction.h"
+
+#include <cassert>
+
+namespace h5j {
+
+Status PendingWrites::make_durable(WriteAheadFile& base, DataLogSet& logs, bool durable, bool whole_file) {
+  if (durable && (in_place_ || whole_file)) H5J_RETURN_IF_ERROR(whole_file ? base.sync_all() : base.sync_data());
+  in_place_ = false;
+  if (logged_) H5J_RETURN_IF_ERROR(logs.writer().sync());
+  logged_ = false;
+  return Status::ok();
+}
+
+Status Transaction::begin() {
+  if (writer_->in_transaction()) return Status::ok();
+  H5J_RETURN_IF_ERROR(writer_->begin());
+  if (session_noted_) return Status::ok();
+  session_noted_ = true;
+  return writer_->comment(session_note_);
+}
+
+// A PLACED write changes the file below what a live reader reads.  A reader
+// whose snapshot holds this commit reads its ZERO records as zeros,
+// whatever goes in place; one whose snapshot is older (loaded at the start
+// of the generation, before any ZERO record) would read the new bytes.  So
+// writes go in place until the next commit only if no reader holds a
+// snapshot now: probed after this COMMIT, so that a reader
+// registering later loads a snapshot that holds it.
+Status Transaction::commit(const PendingWrites& pending, const std::vector<UnwrittenSpace::Range>& unwritten,
+                           uint64_t logical_size, uint64_t file_size,
+                           const std::function<bool()>& readers_present) {
+  assert(!pending.any());  // THE ORDER OF DURABILITY
+  (void)pending;
+  H5J_RETURN_IF_ERROR(begin());
+  for (const UnwrittenSpace::Range& r : unwritten) H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
+  H5J_RETURN_IF_ERROR(writer_->commit(logical_size, file_size));
+  dirty_ = false;
+  placed_allowed_ = !unwritten.empty() && !readers_present();
+  return Status::ok();
+}
+
+Status Transaction::append_placed(uint64_t addr, uint64_t len) {
+  assert(placed_allowed_);
+  return writer_->append_placed(addr, len);
+}
+
+Status Transaction::start_generation(const JournalHeader& h) {
+  assert(!writer_->in_transaction());
+  session_noted_ = false;  // each generation names its writer
+  placed_allowed_ = false;  // the new generation holds no ZERO record yet
+  return writer_->reset(h);
+}
+
+}  // namespace h5j

@@ -1,0 +1,101 @@
+// The journal's open transaction, kept by the process that writes the
+// journal (a serial writer, or rank 0 under MPI), and the writes outside
+// the journal that its COMMIT must not precede.
+//
+// THE ORDER OF DURABILITY.  A COMMIT record may become durable only after
+// every byte it covers outside the journal:
+//   1. the file's in-place bytes (staged bytes are placed first),
+//   2. the data log's records, which the transaction's DATA records index,
+//   3. then the journal, up to and including the COMMIT.
+// PendingWrites remembers what 1 and 2 still need; Transaction::commit
+// refuses to run while it needs anything (asserted), so no path can write a
+// COMMIT before the bytes it names.
+//
+// Worked example, a crash at each point of a commit of one in-place write W
+// and one DATA record D:
+//   - before 1 is durable: the journal ends at the previous COMMIT, and
+//     recovery rewrites the file's committed bytes from the journal; W was
+//     beyond the protected end (the write-ahead rule), so it touches none of
+//     them, and the file comes back at the previous commit;
+//   - between 2 and 3: as above; D's bytes sit in the data log unreferenced,
+//     and the next generation empties it;
+//   - after 3: the COMMIT is durable, and so are W and D: this commit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data_logs.h"
+#include "journal_writer.h"
+#include "unwritten_space.h"
+#include "write_ahead_file.h"
+
+namespace h5j {
+
+// What this process wrote outside the journal since its last commit (or,
+// for an MPI follower, since it last handed its records to rank 0).
+class PendingWrites {
+ public:
+  void wrote_in_place() { in_place_ = true; }
+  void logged() { logged_ = true; }
+  bool any() const { return in_place_ || logged_; }
+  // The file's in-place bytes, then the data log, durable (only written,
+  // with `durable` false).  `whole_file`: fsync rather than fdatasync, for
+  // the first commit's binding attribute.
+  Status make_durable(WriteAheadFile& base, DataLogSet& logs, bool durable, bool whole_file);
+
+ private:
+  bool in_place_ = false;
+  bool logged_ = false;
+};
+
+class Transaction {
+ public:
+  // `writer`: this generation's journal.  `session_note`: the COMMENT that
+  // names the writer, once per generation.  `publishes`: rank 0, whose
+  // followers read the journal as it grows.
+  Transaction(std::unique_ptr<JournalWriter> writer, std::string session_note, bool publishes)
+      : writer_(std::move(writer)), session_note_(std::move(session_note)), publishes_(publishes) {}
+  // Waits for the journal's writes in flight before its buffers go.
+  ~Transaction() = default;
+
+  JournalWriter& records() { return *writer_; }
+  const JournalHeader& header() const { return writer_->header(); }
+  bool open() const { return writer_->in_transaction(); }
+  // Opens a transaction if none is open: BEGIN, and once per generation the
+  // COMMENT naming the writer.
+  Status begin();
+  // Something changed since the last commit: the next commit point commits.
+  void changed() { dirty_ = true; }
+  bool dirty() const { return dirty_; }
+
+  // ZERO records declaring `unwritten` (what HDF5 allocated and never
+  // wrote), then the COMMIT, durable.  Requires `pending` to hold nothing
+  // (THE ORDER OF DURABILITY).  `readers_present` says, asked after the
+  // COMMIT, whether a live reader holds a snapshot (placed_allowed).
+  Status commit(const PendingWrites& pending, const std::vector<UnwrittenSpace::Range>& unwritten,
+                uint64_t logical_size, uint64_t file_size, const std::function<bool()>& readers_present);
+  // Whether a write into declared unwritten space may go in place, with a
+  // PLACED record, until the next commit (unwritten_space.h).
+  bool placed_allowed() const { return placed_allowed_; }
+  void forbid_placed() { placed_allowed_ = false; }
+  Status append_placed(uint64_t addr, uint64_t len);
+
+  // The next generation (a checkpoint): no transaction may be open.
+  Status start_generation(const JournalHeader& h);
+  // Rank 0: the records appended so far, where followers read them.
+  Status publish_to_followers() { return publishes_ ? writer_->publish() : Status::ok(); }
+
+ private:
+  std::unique_ptr<JournalWriter> writer_;
+  std::string session_note_;
+  bool publishes_;
+  bool dirty_ = false;            // changed since the last commit
+  bool session_noted_ = false;    // this generation's COMMENT names its writer
+  bool placed_allowed_ = false;   // declared unwritten space may be written in place
+};
+
+}  // namespace h5j
