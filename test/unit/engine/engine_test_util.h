@@ -1,0 +1,76 @@
+// What the engine's unit tests share: the options they open with, a file in
+// a fresh directory, a crash after two commits, and the MPI commit protocol
+// run by two handles in one process.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "journaled_file.h"
+#include "ranks_in_one_process.h"
+#include "test_util.h"
+
+namespace h5j::test {
+
+inline JournalOptions options(const std::string& journal, IoEngine engine, uint64_t checkpoint) {
+  JournalOptions o;
+  o.journal_path = journal;
+  o.ring = RingOptions{2, 8192, true};
+  o.engine = engine;
+  o.checkpoint_bytes = checkpoint;
+  o.inplace_min_bytes = 0;  // small writes above the protected end go in place, as large ones do
+  return o;
+}
+
+// A file in a fresh directory, its journal beside it, the tests' options:
+
+// A file in a fresh directory, its journal beside it, the tests' options:
+// where most cases start.
+struct FileInDir {
+  TempDir dir;
+  std::string path = dir.path("t.h5");
+  JournalOptions opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+};
+
+inline std::vector<std::byte> read_all(JournaledFile& f) {
+  std::vector<std::byte> out(f.size());
+  REQUIRE(f.read(0, out));
+  return out;
+}
+
+// Creates `path` with two commits (5000 bytes of `fill`, then 10 bytes of
+// fill + 1 at 0) and drops the handle without closing: a crash.
+inline void crash_after_two_commits(const std::string& path, const JournalOptions& o, uint8_t fill) {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(fill)), 0));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->write(0, std::vector<std::byte>(10, std::byte(fill + 1)), 0));
+  REQUIRE((*f)->commit());
+}
+
+// Rank 0's handle and rank `follower_log`'s on a new file, opened in the
+// driver's order: the MPI commit protocol without MPI.
+struct MpiPair {
+  std::unique_ptr<JournaledFile> owner, follower;
+  bool commit() {
+    JournaledFile* ranks[] = {owner.get(), follower.get()};
+    return bool(commit_in_one_process(ranks, false));
+  }
+};
+
+inline MpiPair open_mpi_pair(const std::string& path, JournalOptions opts, uint32_t follower_log) {
+  opts.role = Role::kMpiOwner;
+  auto owner = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(owner);
+  opts.role = Role::kMpiFollower;
+  opts.data_log = follower_log;
+  auto follower = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(follower);
+  return {std::move(*owner), std::move(*follower)};
+}
+
+}  // namespace h5j::test

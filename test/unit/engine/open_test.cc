@@ -1,0 +1,211 @@
+// Opening (open.cc): a second writer, readers and locks, a truncating
+// create, the file's write permission, descriptors.
+#include <doctest/doctest.h>
+
+#include <vector>
+#include <sys/xattr.h>
+#include <sys/stat.h>
+
+#include "engine_test_util.h"
+#include "journaled_file.h"
+#include "test_util.h"
+#include "fault_file.h"
+
+using namespace h5j;
+using h5j::test::TempDir;
+using h5j::test::FileInDir;
+using h5j::test::options;
+using h5j::test::read_all;
+using h5j::test::crash_after_two_commits;
+
+TEST_CASE_FIXTURE(FileInDir, "a second writer on a journal in use is passive; a reader reads the last commit") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(2)), 0));
+  auto second = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(second);  // HDF5's tentative open must succeed, to compare files
+  CHECK((*second)->report().passive);
+  std::vector<std::byte> buf(10);
+  Status r = (*second)->read(0, buf);
+  CHECK(r.code() == Code::kBusy);
+  CHECK(r.message().find("locked") != std::string::npos);
+  CHECK((*second)->write(0, buf, 0).code() == Code::kBusy);
+  REQUIRE((*second)->close());
+  auto reader = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE(reader);
+  CHECK((*reader)->report().live_snapshot);
+  REQUIRE((*reader)->read(0, buf));
+  CHECK(buf[0] == std::byte(1));  // the last commit's, not the write since
+  CHECK((*reader)->write(0, buf, 0).code() == Code::kInvalid);
+  REQUIRE((*reader)->close());
+  // The passive handles changed nothing: the writer goes on and closes cleanly.
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->close());
+  auto bytes = test::read_file(path);
+  CHECK(bytes[0] == std::byte(2));
+  CHECK(bytes[100] == std::byte(1));
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a reader's open takes no lock on the journal, which would refuse a writer starting then") {
+  crash_after_two_commits(path, opts, 5);
+  auto plan = std::make_shared<test::FaultPlan>();
+  test::FaultFileSystem fs(plan);
+  JournalOptions through_driver = opts;
+  through_driver.fs = &fs;
+  through_driver.reader_in_writer_passive = true;
+  auto reader = JournaledFile::open(path, Access::kReadOnly, through_driver);
+  REQUIRE(reader);
+  CHECK((*reader)->report().live_snapshot);
+  CHECK(std::count(plan->locked.begin(), plan->locked.end(), opts.journal_path) == 0);
+  // A writer in this process makes the same open HDF5's tentative one: passive.
+  auto writer = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(writer);
+  auto tentative = JournaledFile::open(path, Access::kReadOnly, through_driver);
+  REQUIRE(tentative);
+  CHECK((*tentative)->report().passive);
+  CHECK(std::count(plan->locked.begin(), plan->locked.end(), opts.journal_path) == 0);
+  REQUIRE((*tentative)->close());
+  REQUIRE((*reader)->close());
+  REQUIRE((*writer)->close());
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a truncating open empties the file only once it holds the journal's lock") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(200000, std::byte(7)), 0));  // in place
+  REQUIRE((*writer)->commit());
+  for (Access a : {Access::kCreateTruncate, Access::kTruncate}) {
+    auto second = JournaledFile::open(path, a, opts);
+    REQUIRE(second);
+    CHECK((*second)->report().passive);
+    REQUIRE((*second)->close());
+    auto bytes = test::read_file(path);
+    REQUIRE(bytes.size() == 200000);
+    CHECK(bytes[199999] == std::byte(7));
+  }
+  REQUIRE((*writer)->close());
+  // With no writer, the same open truncates: the file and its journal start empty.
+  auto fresh = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(fresh);
+  CHECK((*fresh)->size() == 0);
+  REQUIRE((*fresh)->close());
+  CHECK(test::read_file(path).empty());
+}
+
+namespace {
+mode_t permission_bits(const std::string& path) {
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+std::string write_bits_record(const std::string& path) {
+  char text[16];
+  ssize_t n = ::getxattr(path.c_str(), kWriteBitsXattr, text, sizeof text);
+  return n < 0 ? std::string() : std::string(text, size_t(n));
+}
+}  // namespace
+
+// As root (CAP_DAC_OVERRIDE) permission bits stop nobody: test/driver/second_open_test.sh
+// shows what they stop for everyone else.
+TEST_CASE_FIXTURE(FileInDir, "a writer takes the file's write permission while it writes, and gives back what it took") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE(::chmod(path.c_str(), 0640) == 0);  // the owner's choice, made while the file is written
+  REQUIRE((*writer)->close());
+  auto again = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(again);
+  CHECK((*again)->report().write_protected);
+  CHECK(permission_bits(path) == 0440);
+  CHECK(write_bits_record(path) == "200");
+  REQUIRE((*again)->write(0, std::vector<std::byte>(5000, std::byte(3)), 0));
+  REQUIRE((*again)->commit());  // binds the file: an xattr written while it is protected
+  again.value().reset();        // a crash: the file stays protected, its record with it
+  CHECK(permission_bits(path) == 0440);
+  REQUIRE(::chmod(path.c_str(), 0400) == 0);  // while crashed: the group loses read
+  auto recovered = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(recovered);
+  CHECK((*recovered)->report().recovered);
+  CHECK(permission_bits(path) == 0400);
+  REQUIRE((*recovered)->close());
+  CHECK(permission_bits(path) == 0600);  // the write bit taken, given back; the owner's change kept
+  CHECK(write_bits_record(path).empty());
+  CHECK(test::read_file(path)[4999] == std::byte(3));
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a file read-only by its owner's choice is left read-only by a writer that may write it") {
+  REQUIRE(JournaledFile::open(path, Access::kCreateTruncate, opts).value()->close());
+  REQUIRE(::chmod(path.c_str(), 0444) == 0);
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  if (::geteuid() != 0) {  // only root may write it
+    REQUIRE(!f);
+    CHECK(f.status().sys_errno() == EACCES);
+    return;
+  }
+  REQUIRE(f);
+  CHECK(!(*f)->report().write_protected);
+  REQUIRE((*f)->close());
+  CHECK(permission_bits(path) == 0444);
+  CHECK(write_bits_record(path).empty());
+}
+
+namespace {
+size_t open_descriptors() {
+  return size_t(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                              std::filesystem::directory_iterator{}));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and its lock holds", E, test::UringEngine,
+                   test::SyncEngine) {
+  // HDF5's family driver keeps thousands of members open: each must cost
+  // about what sec2's one descriptor does.
+  TempDir dir;
+  std::string path = dir.path("d.h5");
+  auto opts = options(path + ".jnl", E::value, 64 << 20);
+  size_t before = open_descriptors();
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->base().try_lock(LockMode::kExclusive));
+  // The file, the journal, and under io_uring the ring and the journal's
+  // separate lock descriptor.
+  bool uring = std::string((*f)->journal_engine()) == "uring";
+  CHECK(open_descriptors() - before == (uring ? 4u : 2u));
+  auto other = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(other);
+  CHECK((*other)->try_lock(LockMode::kShared).code() == Code::kBusy);
+  f->reset();  // closing the file drops its lock
+  CHECK((*other)->try_lock(LockMode::kShared));
+}
+
+// flock, an open file description lock, or (where the file system has
+// neither: no_locks_test.sh runs this under seccomp) this process's own
+// table: handles on one file exclude each other the same way.
+TEST_CASE_TEMPLATE("handles on one file exclude each other in one process, whatever locks the file system has", E,
+                   test::UringEngine, test::SyncEngine) {
+  TempDir dir;
+  std::string path = dir.path("l.h5");
+  auto open = [&](OpenMode m) {
+    auto f = posix_filesystem().open(path, m, E::value);
+    REQUIRE(f);
+    return std::move(*f);
+  };
+  auto held = [](const Status& s) { return s.is_ok() || s.code() == Code::kUnsupported; };
+  auto writer = open(OpenMode::kCreate);
+  REQUIRE(held(writer->try_lock(LockMode::kExclusive)));
+  auto reader = open(OpenMode::kReadOnly);
+  Status refused = reader->try_lock(LockMode::kShared);
+  CHECK(refused.code() == Code::kBusy);
+  CHECK(refused.sys_errno() == EWOULDBLOCK);
+  writer.reset();  // closing drops the lock
+  CHECK(held(reader->try_lock(LockMode::kShared)));
+  auto second_reader = open(OpenMode::kReadOnly);
+  CHECK(held(second_reader->try_lock(LockMode::kShared)));  // readers share
+  auto second_writer = open(OpenMode::kReadWrite);
+  CHECK(second_writer->try_lock(LockMode::kExclusive).code() == Code::kBusy);
+  reader.reset();
+  second_reader.reset();
+  CHECK(held(second_writer->try_lock(LockMode::kExclusive)));
+}
