@@ -51,6 +51,9 @@ Status JournaledFile::place_staged() {
 Result<PreparedIndex> JournaledFile::step1_follower_prepare() {
   return guarded([&]() -> Result<PreparedIndex> {
     H5J_RETURN_IF_ERROR(make_writes_durable(false));
+    // A rank of a job that opened the file read-only takes part too, with
+    // nothing to hand over.
+    if (!follower_) return PreparedIndex{{}, 0};
     return follower_->prepare(data_logs_.generation_bytes());
   });
 }
