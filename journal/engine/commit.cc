@@ -156,7 +156,7 @@ Status JournaledFile::declare_unwritten_again() {
 // the next transaction may already lengthen the file without being durable,
 // so nothing is recorded there.
 Result<uint64_t> JournaledFile::recorded_file_size() {
-  if (mpi()) return uint64_t(0);
+  if (!sharing_.records_file_identity()) return uint64_t(0);
   return base_->size();
 }
 
@@ -166,7 +166,7 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
 // others.  Durable before the first such write.  Under MPI no fingerprint
 // is taken, so nothing is marked.
 Status JournaledFile::mark_applying() {
-  if (mpi() || applying_marked_) return Status::ok();
+  if (!sharing_.records_file_identity() || applying_marked_) return Status::ok();
   auto set = base_->set_xattr(kApplyingXattr, "");
   if (!set) return set.status();
   if (*set && opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_all());
@@ -178,7 +178,7 @@ Status JournaledFile::mark_applying() {
 // committed bytes, if any, are durable by now.
 Status JournaledFile::unmark_applying() {
   applying_marked_ = false;
-  return mpi() ? Status::ok() : base_->remove_xattr(kApplyingXattr);
+  return sharing_.records_file_identity() ? base_->remove_xattr(kApplyingXattr) : Status::ok();
 }
 
 // Every name a commit depends on: the journal's, and the file's own when the

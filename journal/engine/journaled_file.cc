@@ -30,6 +30,7 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
     : base_(std::make_unique<WriteAheadFile>(std::move(base), image_, unwritten_)),
       opts_(std::move(opts)),
       read_only_(read_only),
+      sharing_(opts_.role),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
       image_(opts_.raw_bucket_shift),
       peers_(opts_.data_log, opts_.ranks, opts_.raw_bucket_shift) {}
@@ -175,7 +176,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   h.created_ns = now_ns();
   h.base_size = image_.committed_size;
   h.target_name = target_name();
-  if (!mpi()) {
+  if (sharing_.records_file_identity()) {
     auto fingerprint = fingerprint_file(*base_, h.base_size);
     if (!fingerprint) return fingerprint.status();
     h.fingerprint = std::move(*fingerprint);
@@ -191,11 +192,9 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   bool reused = report_.journal_found;
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
-  txn_ = std::make_unique<Transaction>(std::move(*w), session_note(), opts_.role == Role::kMpiOwner);
-  // Under MPI every rank keeps a data log, numbered by rank, rank 0's too:
-  // the numbers must have no gaps (DataLogSet::records_of, h5recover).
-  bool data_log = opts_.raw_mode != RawMode::kInPlace || opts_.role == Role::kMpiOwner;
-  return data_log ? data_logs_.start(h, /*fresh=*/!reused, opts_.ring) : Status::ok();
+  txn_ = std::make_unique<Transaction>(std::move(*w), session_note(), sharing_.publishes_records());
+  if (!sharing_.keeps_data_log(opts_.raw_mode)) return Status::ok();
+  return data_logs_.start(h, /*fresh=*/!reused, opts_.ring);
 }
 
 // --- reading -----------------------------------------------------------------
@@ -222,7 +221,7 @@ Status JournaledFile::read_layers(uint64_t addr, std::span<std::byte> out) {
   if (follower_) H5J_RETURN_IF_ERROR(catch_up());
   // Under MPI no rank knows the size the others' writes reached: HDF5
   // reads below its EOA, and the file's own end zero-fills the rest.
-  uint64_t limit = mpi() ? UINT64_MAX : image_.logical_size;
+  uint64_t limit = sharing_.read_limit(image_.logical_size);
   uint64_t visible = addr >= limit ? 0 : std::min<uint64_t>(out.size(), limit - addr);
   auto read_data_log = [this](uint32_t log, uint64_t off, std::span<std::byte> o) { return data_logs_.read(log, off, o); };
   Status status;

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "binding.h"
+#include "file_sharing.h"
 #include "data_logs.h"
 #include "live_readers.h"
 #include "file.h"
@@ -255,7 +256,6 @@ class JournaledFile : private RecoveredImage {
   Status write_image_to_base(const RawLayer& raw);
 
   // --- an MPI rank (rank_steps.cc) ---
-  bool mpi() const { return opts_.role != Role::kSerial; }
   uint64_t generation() const { return follower_ ? follower_->header().generation : txn_->header().generation; }
   // The transaction a data-log record belongs to.
   uint64_t current_txn() const { return follower_ ? follower_->open_txn() : txn_->records().open_txn(); }
@@ -269,6 +269,7 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<Transaction> txn_;  // serial and rank 0, while writing: this generation's records
   JournalOptions opts_;
   bool read_only_;
+  FileSharing sharing_;  // what sharing the file with other ranks changes
   DataLogSet data_logs_;
 
   // The image (image_layers.h, staged_writes.h).

@@ -120,7 +120,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   // not close cleanly.
   report_.journal_found = existed && !truncated;
   if (s) s = start_writing();
-  if (s && !mpi()) s = protect_from_writers();
+  if (s && sharing_.protects_at_open()) s = protect_from_writers();
   return s ? s : drop_new_journal(existed, s);
 }
 
@@ -135,7 +135,7 @@ Status JournaledFile::take_over_protected_file() {
   write_denied_ = Status::ok();
   // Protected again at once, so that an open refused further on (a file
   // that never committed) leaves the file as it found it.
-  return mpi() ? Status::ok() : protect_from_writers();
+  return sharing_.protects_at_open() ? protect_from_writers() : Status::ok();
 }
 
 Status JournaledFile::protect_from_writers() {
@@ -210,7 +210,7 @@ Status JournaledFile::start_writing() {
   H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation
   // What this session will allocate past the file's end, HDF5 writes
   // through it.  Under MPI another rank may write any byte: nothing counts.
-  if (!mpi()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
+  if (sharing_.tracks_unwritten_space()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
   // A journal that was found exists durably, so the binding may name it now;
   // a new journal is bound at its first commit, once its name is durable.
   return report_.journal_found ? bind() : Status::ok();

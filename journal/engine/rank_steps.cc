@@ -37,7 +37,7 @@ Status JournaledFile::catch_up() { return follower_->catch_up(image_, opts_.data
 
 Status JournaledFile::refresh_peers() {
   return guarded([&] {
-    if (!mpi() || read_only_ || closed_) return Status::ok();
+    if (!sharing_.publishes_records() || read_only_ || closed_) return Status::ok();  // as every rank does
     return peers_.refresh(data_logs_, generation(), current_txn());
   });
 }

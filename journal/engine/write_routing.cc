@@ -129,7 +129,7 @@ Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> da
 
 Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
-  if (mpi() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
+  if (sharing_.lands_single_pieces_at_once() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
   // Serially, kInPlace gathers sieve spans, unless every piece is in new space
   // and the pieces are sparse: then staging (stages()) coalesces them at
   // placing, across calls, with no read of the gaps.  Under MPI a sieve span's
@@ -137,7 +137,7 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
   // overwrite with stale ones (why HDF5 turns its sieve buffer off in
   // parallel), so every rank does what kAuto does, and stages its small
   // pieces in new space.
-  if (opts_.raw_mode == RawMode::kInPlace && !mpi() &&
+  if (opts_.raw_mode == RawMode::kInPlace && sharing_.may_write_gaps() &&
       (pieces.size() == 1 || !all_in_new_space(pieces) || sieve_cheaper(pieces)))
     return write_sieved(pieces, tag);
   // kAuto: large pieces in new space in place, runs of the others to the log.
@@ -179,7 +179,7 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // as a whole is worth its own fdatasync: many small pieces of one large
 // write must not each count as small.
 Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t tag) {
-  assert(!mpi());  // a sieve span's gaps are this process's alone
+  assert(sharing_.may_write_gaps());  // a sieve span's gaps are this process's alone
   uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
   if (!sorted_and_disjoint(pieces)) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
@@ -269,7 +269,7 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
   image_.logged(pattern, index->log, index->log_offset);
   pending_.logged();
   // Under MPI the other ranks read the record from the file (refresh_peers).
-  if (mpi()) H5J_RETURN_IF_ERROR(data_logs_.writer().publish());
+  if (sharing_.publishes_records()) H5J_RETURN_IF_ERROR(data_logs_.writer().publish());
   stats_.raw_bytes_logged += pattern.bytes();
   stats_.raw_index_peak_bytes = std::max<uint64_t>(stats_.raw_index_peak_bytes, image_.raw.memory_bytes());
   return Status::ok();
@@ -279,8 +279,7 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
 // small pieces.  When staged bytes are placed, and what other ranks see
 // before: design.md §10.
 bool JournaledFile::stages(const RawPattern& pattern) const {
-  bool mode = mpi() ? opts_.raw_mode != RawMode::kLog : opts_.raw_mode == RawMode::kInPlace;
-  return mode && pattern.addr >= image_.protected_end();
+  return sharing_.stages(opts_.raw_mode) && pattern.addr >= image_.protected_end();
 }
 
 bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
@@ -291,8 +290,7 @@ Status JournaledFile::place_staged_below(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
   // Serially the gaps between staged runs are new space, this transaction's
   // alone; under MPI they may be another rank's (replay.h).
-  GapFill gaps = mpi() ? GapFill::kLeave : GapFill::kFromFile;
-  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, gaps, opts_.ring.durable, apply_run_));
+  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, sharing_.gaps(), opts_.ring.durable, apply_run_));
   pending_.wrote_in_place();
   return Status::ok();
 }

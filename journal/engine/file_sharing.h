@@ -1,0 +1,59 @@
+// What sharing the file with other MPI ranks changes, decided once from a
+// handle's Role (journal_options.h).  Each rule is named here with its
+// reason; nothing else in the engine asks whether the file is shared.
+// (Which part a process plays, the journal's writer or a follower of rank
+// 0's, is told by the object it holds: Transaction or JournalFollower.)
+#pragma once
+
+#include <cstdint>
+
+#include "apply_image.h"
+#include "journal_options.h"
+
+namespace h5j {
+
+class FileSharing {
+ public:
+  explicit FileSharing(Role role) : shared_(role != Role::kSerial) {}
+
+  // The file's own size in COMMIT, the header's fingerprint and the
+  // applying marker (file_match.h): another rank's writes of the next
+  // transaction may change the file before they are durable, so none of
+  // the file's own bytes can be vouched for.
+  bool records_file_identity() const { return !shared_; }
+  // Space HDF5 allocated and never wrote (unwritten_space.h): another rank
+  // may write any byte of it, so nothing counts as unwritten.
+  bool tracks_unwritten_space() const { return !shared_; }
+  // A serial writer takes the file's write permission at open; under MPI
+  // rank 0 does, once every rank has opened the file for writing.
+  bool protects_at_open() const { return !shared_; }
+  // Whether bytes between this process's pieces may be written back with
+  // them (sieve spans, staged runs a little apart): under MPI they may be
+  // another rank's, which writing them back would overwrite with stale ones
+  // (why HDF5 turns its sieve buffer off in parallel).
+  bool may_write_gaps() const { return !shared_; }
+  GapFill gaps() const { return may_write_gaps() ? GapFill::kFromFile : GapFill::kLeave; }
+  // A write of one raw piece lands at once, never staged: HDF5 has rank 0
+  // write a dataset's fill alone, then an MPI_Barrier the driver cannot see,
+  // then every rank its data, and the fill must land first.
+  bool lands_single_pieces_at_once() const { return shared_; }
+  // Small raw pieces in new space are staged: serially under raw=inplace;
+  // under MPI unless raw=log, since no rank may gather sieve spans.
+  bool stages(RawMode mode) const { return shared_ ? mode != RawMode::kLog : mode == RawMode::kInPlace; }
+  // Every rank keeps a data log, rank 0's too: their numbers must have no
+  // gaps (DataLogSet::records_of, h5recover).  Serially only raw=log and
+  // raw=auto need one.
+  bool keeps_data_log(RawMode mode) const { return shared_ || mode != RawMode::kInPlace; }
+  // Records go where other ranks read them as they are appended: rank 0's
+  // journal (followers), every rank's data log (peer_logs.h).
+  bool publishes_records() const { return shared_; }
+  // A read stops at the logical size; under MPI no rank knows the size the
+  // others' writes reached, so it reads on to the file's end (HDF5 reads
+  // only below its EOA).
+  uint64_t read_limit(uint64_t logical_size) const { return shared_ ? UINT64_MAX : logical_size; }
+
+ private:
+  bool shared_;
+};
+
+}  // namespace h5j
