@@ -1,15 +1,16 @@
 // Opening (open.cc): a second writer, readers and locks, a truncating
 // create, the file's write permission, descriptors.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <vector>
-#include <sys/xattr.h>
-#include <sys/stat.h>
 
 #include "engine_test_util.h"
-#include "journaled_file.h"
-#include "test_util.h"
 #include "fault_file.h"
+#include "journaled_file.h"
+#include "posix_file.h"
+#include "test_util.h"
 
 using namespace h5j;
 using h5j::test::TempDir;
@@ -208,4 +209,32 @@ TEST_CASE_TEMPLATE("handles on one file exclude each other in one process, whate
   reader.reset();
   second_reader.reset();
   CHECK(held(second_writer->try_lock(LockMode::kExclusive)));
+}
+
+namespace {
+// Counts ftruncate calls.
+struct TruncatesSeen : Syscalls {
+  int calls = 0;
+  int ftruncate(int fd, off_t size) override {
+    ++calls;
+    return Syscalls::ftruncate(fd, size);
+  }
+};
+}  // namespace
+
+// ext4 (auto_da_alloc) takes a truncate to 0 for a rewrite and writes back
+// every dirty page of the file at its close: a new file is never truncated.
+TEST_CASE_FIXTURE(FileInDir, "a create truncates an existing file and its journal, and never a new, empty one") {
+  TruncatesSeen seen;
+  PosixFileSystem fs(seen);
+  opts.fs = &fs;
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  CHECK(seen.calls == 0);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+  REQUIRE((*f)->close());
+  f = JournaledFile::open(path, Access::kCreateTruncate, opts);  // over the file of 5000 bytes
+  REQUIRE(f);
+  CHECK(seen.calls == 1);  // the file's; its journal was new
+  CHECK(test::file_size(path) == 0);
 }
