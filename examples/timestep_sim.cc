@@ -40,6 +40,7 @@ struct Options {
   uint64_t checkpoint_bytes = 0;
   std::string io = "auto";
   std::string raw = "inplace";
+  bool durable = true;
   int delay_us = 0;
   // verify
   int min_step = -2, max_step = 1 << 30;  // -2: no lower bound
@@ -59,6 +60,7 @@ hid_t make_fapl(const Options& o) {
     if (o.checkpoint_bytes) c.checkpoint_bytes = o.checkpoint_bytes;
     c.io_engine = o.io == "sync" ? H5FD_JOURNAL_IO_SYNC : o.io == "uring" ? H5FD_JOURNAL_IO_URING : H5FD_JOURNAL_IO_AUTO;
     c.raw = o.raw == "log" ? H5FD_JOURNAL_RAW_LOG : o.raw == "auto" ? H5FD_JOURNAL_RAW_AUTO : H5FD_JOURNAL_RAW_INPLACE;
+    c.durable = o.durable;
     H5Pset_fapl_journal(fapl, &c);
   }  // "default": whatever HDF5_DRIVER selects
   return fapl;
@@ -296,6 +298,7 @@ int main(int argc, char** argv) {
     c->add_option("--io", o.io, "auto | uring | sync")->check(CLI::IsMember({"auto", "uring", "sync"}));
     c->add_option("--raw", o.raw, "inplace | log | auto: where raw data goes")
         ->check(CLI::IsMember({"inplace", "log", "auto"}));
+    c->add_flag("!--no-durable", o.durable, "durable=false: commits survive a killed process, not a power loss");
   };
   auto* w = app.add_subcommand("write", "write timesteps");
   common(w);

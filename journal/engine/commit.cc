@@ -157,7 +157,7 @@ Status JournaledFile::declare_unwritten_again() {
 // so nothing is recorded there.
 Result<uint64_t> JournaledFile::recorded_file_size() {
   if (!sharing_.records_file_identity()) return uint64_t(0);
-  return base_->size();
+  return base_->size_as_written();
 }
 
 // kApplyingXattr (format.h): recovery compares every fingerprint sample

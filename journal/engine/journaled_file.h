@@ -195,6 +195,10 @@ class JournaledFile : private RecoveredImage {
   Status read_journal(uint64_t offset, std::span<std::byte> out);
 
   // --- routing writes (write_routing.cc) ---
+  // The in-place threshold (journal_options.h).  With durable=false
+  // journaling a write saves no sync, only costs its bytes twice: every
+  // write in new space goes in place.
+  uint64_t inplace_min() const { return opts_.ring.durable ? opts_.inplace_min_bytes : 0; }
   // write() with the in-place threshold given: the part below the protected
   // end journaled, the rest in place unless shorter than inplace_min.
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);

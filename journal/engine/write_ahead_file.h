@@ -23,7 +23,9 @@
 #pragma once
 
 #include <cassert>
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "image_layers.h"
 #include "superblock_guard.h"
@@ -39,15 +41,35 @@ class WriteAheadFile : public SuperblockGuardFile {
 
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
     assert(may_change(offset, offset + data.size()));
-    return SuperblockGuardFile::write_at(offset, data);
+    H5J_RETURN_IF_ERROR(SuperblockGuardFile::write_at(offset, data));
+    grew_to(offset + data.size());
+    return Status::ok();
   }
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override {
     assert(may_change(offset, offset + data.size()));
-    return SuperblockGuardFile::submit_write(offset, data);
+    auto ticket = SuperblockGuardFile::submit_write(offset, data);
+    if (ticket) grew_to(offset + data.size());
+    return ticket;
   }
   Status truncate(uint64_t size) override {
     assert(rewriting_ || size >= image_.committed_size);
-    return SuperblockGuardFile::truncate(size);
+    written_size_.reset();  // a failed cut may have cut part of the way
+    H5J_RETURN_IF_ERROR(SuperblockGuardFile::truncate(size));
+    written_size_ = size;
+    return Status::ok();
+  }
+
+  // The file's size as this process's writes and cuts left it, asked of
+  // the file once: for a file no other process writes (a serial writer's,
+  // which the lock and the write protection keep to itself), so that a
+  // commit records it without a system call.
+  Result<uint64_t> size_as_written() {
+    if (!written_size_) {
+      auto size = SuperblockGuardFile::size();
+      if (!size) return size.status();
+      written_size_ = *size;
+    }
+    return *written_size_;
   }
 
   // Committed bytes may be written from now until end_rewrite.
@@ -58,10 +80,14 @@ class WriteAheadFile : public SuperblockGuardFile {
   bool may_change(uint64_t lo, uint64_t hi) const {
     return rewriting_ || lo >= image_.committed_size || unwritten_.declared(lo, hi);
   }
+  void grew_to(uint64_t end) {
+    if (written_size_) written_size_ = std::max(*written_size_, end);
+  }
 
   const ImageLayers& image_;
   const UnwrittenSpace& unwritten_;
   bool rewriting_ = false;
+  std::optional<uint64_t> written_size_;  // size_as_written(), once asked
 };
 
 }  // namespace h5j

@@ -4,8 +4,8 @@
 // durable, a byte that the last committed state could reference: a byte
 // below the protected end (image_layers.h).  Writes below it go to the
 // journal and the overlay; writes at or above it go in place, unless they
-// are shorter than inplace_min_bytes: those are journaled too, because in
-// place they would cost the commit a second fdatasync.  Commit makes
+// are shorter than inplace_min(): those are journaled too, because in
+// place they would cost a durable commit a second fdatasync.  Commit makes
 // in-place bytes durable first, then the journal's COMMIT record.
 //
 // One exception below the protected end: space HDF5 allocated in this
@@ -68,7 +68,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   if (data.empty() || follower_) return guarded([] { return Status::ok(); });  // only the poison to report
   return guarded([&] {
     H5J_RETURN_IF_ERROR(txn_->begin());
-    H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, opts_.inplace_min_bytes));
+    H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, inplace_min()));
     return txn_->publish_to_followers();
   });
 }
@@ -148,7 +148,7 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
         return p.addr >= image_.protected_end() && p.bytes.size() >= min &&
                !staged_.touches(p.addr, p.addr + p.bytes.size());
       },
-      [&](const RawPiece& p) { return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes); });
+      [&](const RawPiece& p) { return write_by_rule(p.addr, p.bytes, tag, inplace_min()); });
 }
 
 // A write of one piece lands at once, never staged: HDF5 has rank 0 write
@@ -156,7 +156,7 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
 // then every rank its data; a staged fill could land after that data.
 // Rank 0 journals it if small; a follower writes it in place if it can.
 Status JournaledFile::write_piece_under_mpi(const RawPiece& p, uint32_t tag) {
-  if (!follower_) return write_by_rule(p.addr, p.bytes, tag, opts_.inplace_min_bytes);
+  if (!follower_) return write_by_rule(p.addr, p.bytes, tag, inplace_min());
   uint64_t end = p.addr + p.bytes.size();
   if (p.addr < image_.protected_end() || staged_.touches(p.addr, end)) return append_raw(std::span(&p, 1));
   image_.logical_size = std::max(image_.logical_size, end);
@@ -180,7 +180,7 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // write must not each count as small.
 Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t tag) {
   assert(sharing_.may_write_gaps());  // a sieve span's gaps are this process's alone
-  uint64_t inplace_min = total_bytes(pieces) >= opts_.inplace_min_bytes ? 0 : opts_.inplace_min_bytes;
+  uint64_t inplace_min = total_bytes(pieces) >= this->inplace_min() ? 0 : this->inplace_min();
   if (!sorted_and_disjoint(pieces)) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();

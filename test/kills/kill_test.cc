@@ -37,6 +37,7 @@ struct Options {
   bool latest_format = false;
   std::string io = "auto";
   std::string raw = "inplace";
+  bool durable = true;
   std::string driver = "journal";
   int steps = 400;
   std::string checkpoint_bytes = "262144";
@@ -70,6 +71,7 @@ std::vector<std::string> sim_args(const Options& o, const std::string& cmd, cons
   std::vector<std::string> a = {o.sim, cmd, file, "--driver", o.driver, "--io", o.io, "--raw", o.raw,
                                 "--checkpoint-bytes", o.checkpoint_bytes};
   if (o.latest_format) a.push_back("--latest-format");
+  if (!o.durable) a.push_back("--no-durable");
   return a;
 }
 
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
   app.add_flag("--latest-format", o.latest_format, "v3 superblock");
   app.add_option("--io", o.io, "auto | uring | sync");
   app.add_option("--raw", o.raw, "inplace | log | auto");
+  app.add_flag("!--no-durable", o.durable, "durable=false: a kill must lose no acknowledged commit all the same");
   app.add_option("--driver", o.driver, "journal; default (HDF5_DRIVER, the plugin); or sec2 to show what the test catches");
   app.add_option("--steps", o.steps, "steps per writer run");
   app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");
@@ -163,6 +166,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(o.seed);
   std::printf("crash_test seed=%u driver=%s io=%s raw=%s format=%s kills=%d\n", o.seed, o.driver.c_str(),
               o.io.c_str(), o.raw.c_str(), o.latest_format ? "v3" : "v0", o.kills);
+  if (!o.durable) std::printf("durable=false\n");
   std::string file = o.dir + "/crash_" + std::to_string(getpid()) + ".h5";
 
   // Calibrate: how long does an uninterrupted run take?

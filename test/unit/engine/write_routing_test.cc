@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "engine_test_util.h"
+#include "journal_reader.h"
+#include "posix_file.h"
 #include "journaled_file.h"
 #include "test_util.h"
 
@@ -63,3 +65,52 @@ TEST_CASE_FIXTURE(FileInDir, "a write in place into space declared unwritten aft
 }
 
 // --- live readers (live_readers.h) ----------------------------------------------
+
+TEST_CASE_FIXTURE(FileInDir, "with durable=false a short write in new space goes in place: journaling it saves no sync") {
+  opts.inplace_min_bytes = 128 << 10;
+  for (bool durable : {true, false}) {
+    opts.ring.durable = durable;
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(64 << 10, std::byte(1)), 0));
+    CHECK(test::file_size(path) == (durable ? 0 : 64 << 10));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+    CHECK(test::read_file(path) == std::vector<std::byte>(64 << 10, std::byte(1)));
+  }
+}
+
+// The COMMIT records the file's own size, which recovery compares with the
+// file's (a file cut short behind the journal's back is refused).  The
+// engine keeps it from its own writes and cuts, without asking the file.
+TEST_CASE_FIXTURE(FileInDir, "each COMMIT records the file's size as the writes and cuts before it left it") {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  auto last_recorded = [&] {
+    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+    REQUIRE(journal);
+    auto reader = JournalReader::open(**journal);
+    REQUIRE(reader);
+    uint64_t recorded = UINT64_MAX;
+    REQUIRE(for_each_record(**reader, [&](const Record& r) {
+      if (r.header.type == RecordType::kCommit) recorded = r.commit.file_size;
+    }));
+    return recorded;
+  };
+  REQUIRE((*f)->write(0, std::vector<std::byte>(10000, std::byte(1)), 0));
+  REQUIRE((*f)->commit());
+  CHECK(last_recorded() == test::file_size(path));
+  REQUIRE((*f)->write(50000, std::vector<std::byte>(30000, std::byte(2)), 0));  // grows it in place
+  REQUIRE((*f)->commit());
+  CHECK(test::file_size(path) == 80000);
+  CHECK(last_recorded() == 80000);
+  REQUIRE((*f)->write(100000, std::vector<std::byte>(30000, std::byte(3)), 0));
+  REQUIRE((*f)->set_size(110000));  // above the protected end (80000): cut for real
+  REQUIRE((*f)->commit());
+  CHECK(test::file_size(path) == 110000);
+  CHECK(last_recorded() == 110000);
+  REQUIRE((*f)->set_size(50000));  // below it: zeros in the journal, the file keeps its size
+  REQUIRE((*f)->commit());
+  CHECK(test::file_size(path) == 110000);
+  CHECK(last_recorded() == 110000);
+}
