@@ -125,17 +125,20 @@ json counted_result(const char* workload, const Driver& d, double secs, const st
 
 // W1 checkpoint (workloads.h), one commit, at close.
 json w1_checkpoint(const Driver& d, const std::string& path, uint64_t mib, int datasets) {
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   uint64_t bytes = write_checkpoint(f.id(), mib, datasets, Share{});
   f.close();
   json r = result("W1", d, seconds_since(t0));
   r["bytes"] = bytes;
+  add_disk_counts(r, disk0, path);
   return r;
 }
 
 // W2 strided (workloads.h), one commit, at close.
 json w2_strided(const Driver& d, const std::string& path, hsize_t n) {
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   uint64_t bytes = write_strided(f.id(), n, Share{});
@@ -143,6 +146,7 @@ json w2_strided(const Driver& d, const std::string& path, hsize_t n) {
   f.close();
   json r = result("W2", d, seconds_since(t0));
   r["bytes"] = bytes;
+  add_disk_counts(r, disk0, path);
   if (!stats.is_null()) r.update(stats);
   return r;
 }
@@ -153,6 +157,7 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   std::vector<double> small(16, 2.5);
   hsize_t one = 1, sixteen = 16;
   hid_t scalar = H5Screate_simple(1, &one, nullptr);
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   hid_t group = -1;
@@ -176,7 +181,10 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   H5Gclose(group);
   f.close();
   H5Sclose(scalar);
-  return counted_result("W3", d, seconds_since(t0), "operations", ops);
+  json r = counted_result("W3", d, seconds_since(t0), "operations", ops);
+  r["commits"] = ops / 100 + 1;  // and the close's
+  add_disk_counts(r, disk0, path);
+  return r;
 }
 
 // W4 time series: one step of `step_kib` KiB appended to a chunked
@@ -189,9 +197,11 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
   hsize_t chunk[2] = {1, width};  // one step a chunk: a commit writes its step, not a growing chunk again
   H5Pset_chunk(dcpl, 2, chunk);
   std::vector<double> latencies;
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   hid_t ds = create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
+  DiskCounters loop0 = disk_counters(path);  // the commits alone, without the create and the close
   for (int s = 0; s < steps; ++s) {
     hsize_t extent[2] = {hsize_t(s) + 1, width};
     check(H5Dset_extent(ds, extent), "H5Dset_extent");
@@ -200,6 +210,8 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
     f.commit();
     latencies.push_back(seconds_since(c0) * 1e6);
   }
+  json steps_only;
+  add_disk_counts(steps_only, loop0, path);
   H5Dclose(ds);
   f.close();
   H5Pclose(dcpl);
@@ -208,19 +220,22 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
   r["commit_p99_us"] = percentile(latencies, 0.99);
   r["step_kib"] = step_kib;
   r["bytes"] = uint64_t(steps) * step_kib * 1024;
+  add_disk_counts(r, disk0, path);
+  r["step_flushes"] = steps_only["flushes"];
+  r["step_disk_bytes"] = steps_only["disk_bytes"];
   return r;
 }
 
 // Strided small elements (workloads.h), one commit, at close.
 json strided_elements(const Driver& d, const std::string& path, const StridedShape& shape) {
-  uint64_t disk0 = bytes_sent_to_disk();
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   uint64_t bytes = write_strided_elements(f.id(), shape, Share{});
   f.close();
   json r = result("strided", d, seconds_since(t0));
-  r.update({{"bytes", bytes}, {"stride", shape.stride}, {"layout", shape.layout},
-            {"disk_bytes", bytes_sent_to_disk() - disk0}});
+  r.update({{"bytes", bytes}, {"stride", shape.stride}, {"layout", shape.layout}});
+  add_disk_counts(r, disk0, path);
   return r;
 }
 
@@ -230,7 +245,7 @@ json strided_elements(const Driver& d, const std::string& path, const StridedSha
 json checkpoint_in_parts(const Driver& d, const std::string& path, uint64_t mib, int pieces) {
   const hsize_t n = (mib << 20) / sizeof(double), piece = n / hsize_t(pieces);
   std::vector<double> buf(piece, 4.5);
-  uint64_t disk0 = bytes_sent_to_disk();
+  DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
   hid_t ds = create_dataset(f.id(), "checkpoint", {n});
@@ -241,7 +256,8 @@ json checkpoint_in_parts(const Driver& d, const std::string& path, uint64_t mib,
   H5Dclose(ds);
   f.close();
   json r = result("parts", d, seconds_since(t0));
-  r.update({{"bytes", n * sizeof(double)}, {"pieces", pieces}, {"disk_bytes", bytes_sent_to_disk() - disk0}});
+  r.update({{"bytes", n * sizeof(double)}, {"pieces", pieces}});
+  add_disk_counts(r, disk0, path);
   return r;
 }
 

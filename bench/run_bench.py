@@ -44,6 +44,7 @@ DRIVERS = ["sec2", "sec2-durable"] + list(JOURNAL_CONFIGS) + ["core"]
 FEW_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/sync", "journal/nosync"]
 # The durable ones, for the time series sweep and the checkpoint in parts.
 DURABLE_DRIVERS = ["sec2-durable", "journal/uring", "journal/sync"]
+SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync"]
 # Strided small elements: (layout, stride).
 STRIDED_SHAPES = ([("contiguous", s) for s in (2, 4, 16, 64)] + [("chunked", s) for s in (2, 4, 16, 64)] +
                   [("columns", 1)])
@@ -314,12 +315,29 @@ def index_kib_per_gib(samples):
 
 
 def report_per_driver(rep, title, results, unit, metric):
-    """One row a driver: the metric's median, the spread of its times, and
-    its peak RSS."""
+    """One row a driver: the metric's median, the spread of its times, its
+    peak RSS, and what the disk was asked to do."""
     rep.add(f"### {title}", "")
-    rep.table(["driver", unit, "spread", "peak RSS MiB"],
-              [[d, f"{metric(s):.0f}", f"±{spread(s, 'seconds'):.0f}%", f"{median(s, 'peak_rss_mib'):.0f}"]
-               for d, s in results.items()])
+    rep.table(["driver", unit, "spread", "peak RSS MiB", "device flushes", "bytes to disk / data"],
+              [[d, f"{metric(s):.0f}", f"±{spread(s, 'seconds'):.0f}%", f"{median(s, 'peak_rss_mib'):.0f}",
+                fmt(flushes(s), "{:.0f}"), fmt(bytes_per_byte(s), "{:.2f}x")] for d, s in results.items()])
+
+
+def flushes(samples, per="", key="flushes"):
+    """The median of the device flushes a sample saw (divided by its `per`
+    field when given), or None where the files are on no block device."""
+    vals = [s[key] / (s[per] if per else 1) for s in samples if s.get(key) is not None and (not per or s.get(per))]
+    return statistics.median(vals) if vals else None
+
+
+def bytes_per_byte(samples, key="disk_bytes"):
+    """Bytes the process sent to storage per byte of data (median)."""
+    vals = [s[key] / s["bytes"] for s in samples if key in s and s.get("bytes")]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(value, spec):
+    return "" if value is None else spec.format(value)
 
 
 def ensure_matplotlib():
@@ -373,7 +391,7 @@ def main():
     sweep = {}
     for kib in b.size("w4_sweep_kib"):
         steps = max(16, min(500, (b.size("w4_sweep_mib") << 10) // kib))
-        sweep[kib] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], DURABLE_DRIVERS, tag=f"/{kib}KiB",
+        sweep[kib] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], SWEEP_DRIVERS, tag=f"/{kib}KiB",
                                  bare_step=(kib, min(steps, 100)))
     small, large = b.size("strided_elements")
     strided = {}
@@ -413,15 +431,21 @@ def main():
         r = num / den
         rep.target(what, f"{r:.2f}x", f">= {goal:g}x", r >= goal)
 
+    def bytes_target(what, samples, key="disk_bytes"):
+        amp = bytes_per_byte(samples, key)
+        rep.target(f"{what}: bytes to disk / data, journal/uring", f"{amp:.2f}x", "<= 1.1x", amp <= 1.1)
+
     for size, res in w1.items():
         ratio_target(f"W1 {size} MiB journal/uring vs durable sec2", throughput(res["journal/uring"]),
                      throughput(res["sec2-durable"]), 1.3)
         ratio_target(f"W1 {size} MiB journal/nosync vs sec2", throughput(res["journal/nosync"]),
                      throughput(res["sec2"]), 0.95)
+        bytes_target(f"W1 {size} MiB", res["journal/uring"])
     for size, res in w2.items():
         ratio_target(f"W2 {size}³ journal/uring vs durable sec2", throughput(res["journal/uring"]),
                      throughput(res["sec2-durable"]), 2)
         ratio_target(f"W2 {size}³ journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 3)
+        bytes_target(f"W2 {size}³", res["journal/uring"])
     first_w2 = w2[b.size("w2_edge")[0]]
     for j in JOURNAL_CONFIGS:
         if median(first_w2[j], "raw_bytes_logged") > 0:
@@ -430,11 +454,22 @@ def main():
     for ops, res in w3.items():
         ratio_target(f"W3 {ops} ops journal/uring vs durable sec2", median(res["journal/uring"], "operations_per_second"),
                      median(res["sec2-durable"], "operations_per_second"), 1.0)
+        ratio_target(f"W3 {ops} ops journal/nosync vs sec2", median(res["journal/nosync"], "operations_per_second"),
+                     median(res["sec2"], "operations_per_second"), 0.9)
     for kib, res in sweep.items():
         r = median(res["journal/uring"], "commit_p50_us") / median(res["bare"], "p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / bare write + fdatasync", f"{r:.2f}x", "<= 1.3x", r <= 1.3)
         ratio_target(f"W4 {kib} KiB journal/uring vs durable sec2", throughput(res["journal/uring"]),
                      throughput(res["sec2-durable"]), 1.0)
+        p50 = median(res["journal/uring"], "commit_p50_us") / median(res["sec2-durable"], "commit_p50_us")
+        rep.target(f"W4 {kib} KiB commit p50 / durable sec2's", f"{p50:.2f}x", "<= 1.0x", p50 <= 1.0)
+        f = flushes(res["journal/uring"], "commits", "step_flushes")
+        if f is not None:
+            rep.target(f"W4 {kib} KiB device flushes per commit, journal/uring", f"{f:.2f}", "<= 1.05", f <= 1.05)
+        if kib >= 1024:
+            bytes_target(f"W4 {kib} KiB steps", res["journal/uring"], "step_disk_bytes")
+        ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", throughput(res["journal/nosync"]),
+                     throughput(res["sec2"]), 0.9)
     for (n, layout, stride), res in strided.items():
         shape = f"strided {layout} stride {stride}, {n * 8 / 2**20:g} MiB"
         ratio_target(f"{shape}: journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 1.0)
@@ -530,6 +565,16 @@ def report_sweep(rep, sweep):
                     [f"{median(res['journal/uring'], 'commit_p50_us') / median(res['bare'], 'p50_us'):.2f}x",
                      f"{throughput(res['journal/uring']) / throughput(res['sec2-durable']):.2f}x"])
     rep.table(["step", "bare µs"] + drivers + ["uring p50 / bare", "uring / durable sec2 MB/s"], rows)
+    rep.add("What the disk was asked to do during the steps (the create and the close left out): device "
+            "flushes per commit, and bytes sent to storage per byte of data. With durable=false, and plain "
+            "sec2, throughput against plain sec2.", "")
+    rows = []
+    for kib, res in sweep.items():
+        rows.append([f"{kib} KiB"] +
+                    [f"{fmt(flushes(res[d], 'commits', 'step_flushes'), '{:.2f}')} / "
+                     f"{fmt(bytes_per_byte(res[d], 'step_disk_bytes'), '{:.2f}x')}" for d in SWEEP_DRIVERS] +
+                    [f"{throughput(res['journal/nosync']) / throughput(res['sec2']):.2f}x"])
+    rep.table(["step"] + [f"{d}: flushes / bytes" for d in SWEEP_DRIVERS] + ["nosync / sec2 MB/s"], rows)
 
 
 def report_strided(rep, strided):

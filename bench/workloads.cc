@@ -1,6 +1,8 @@
 #include "workloads.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <numeric>
 
 namespace bench {
@@ -49,6 +52,37 @@ uint64_t bytes_sent_to_disk() {
     if (std::sscanf(line, "write_bytes: %llu", &n) == 1) break;
   std::fclose(f);
   return n;
+}
+
+namespace {
+
+// The stat file of the whole disk holding `path`'s directory, or "".
+std::string disk_stat_path(const std::string& path) {
+  std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  struct stat st {};
+  if (::stat(dir.empty() ? "." : dir.c_str(), &st) != 0 || major(st.st_dev) == 0) return "";
+  std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  if (::access((dev + "/partition").c_str(), F_OK) == 0) dev += "/..";  // a partition counts no flushes of its own
+  return ::access((dev + "/stat").c_str(), R_OK) == 0 ? dev + "/stat" : "";
+}
+
+}  // namespace
+
+DiskCounters disk_counters(const std::string& path) {
+  DiskCounters c{-1, bytes_sent_to_disk()};
+  std::string stat_path = disk_stat_path(path);
+  if (stat_path.empty()) return c;
+  std::ifstream in(stat_path);
+  uint64_t field = 0;
+  for (int i = 1; i <= 16 && in >> field; ++i)
+    if (i == 16) c.flushes = int64_t(field);
+  return c;
+}
+
+void add_disk_counts(json& r, const DiskCounters& before, const std::string& path) {
+  DiskCounters now = disk_counters(path);
+  r["disk_bytes"] = now.bytes - before.bytes;
+  r["flushes"] = before.flushes < 0 || now.flushes < 0 ? json(nullptr) : json(now.flushes - before.flushes);
 }
 
 json result(const char* workload, const std::string& driver, const std::string& config, double secs) {
