@@ -91,6 +91,7 @@ TEST_CASE_FIXTURE(JournalInDir, "a commit declaring unwritten space allows PLACE
   CHECK_FALSE(txn->placed_allowed());
   REQUIRE(commit({{4096, 1000}}, /*readers=*/false));
   CHECK(txn->placed_allowed());
+  REQUIRE(txn->begin());
   REQUIRE(txn->append_placed(4096, 500));
   REQUIRE(commit({}, false));  // declaring nothing
   CHECK_FALSE(txn->placed_allowed());
