@@ -172,6 +172,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   do random_bytes(&h.salt, sizeof h.salt);
   while (h.salt == old_salt);
   h.uuid = uuid;
+  h.block_size = opts_.ring.durable ? kBlockSize : kUnalignedCommits;
   h.first_txn = first_txn;
   h.created_ns = now_ns();
   h.base_size = image_.committed_size;

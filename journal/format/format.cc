@@ -51,7 +51,7 @@ Result<JournalHeader> decode_header(std::span<const std::byte, kHeaderSlotSize> 
   h.base_size = get_field<slot::kBaseSize>(p);
   size_t name_len = get_field<slot::kNameLength>(p);
   if (h.generation == 0) return bad("generation 0");
-  if (h.block_size != kBlockSize) return bad("unsupported block size");
+  if (h.block_size != kBlockSize && h.block_size != kUnalignedCommits) return bad("unsupported block size");
   if (name_len > kMaxTargetName) return bad("target name too long");
   h.target_name.assign(reinterpret_cast<const char*>(p + slot::kName.at), name_len);
   if (h.version >= 5) {

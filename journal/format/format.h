@@ -8,9 +8,9 @@
 //                  Generation g is written to slot g % 2, so a torn header
 //                  write never destroys the previous generation's header.
 //   [4096, ...)    records of the current generation, back to back, each
-//                  starting at a multiple of 8.  After a COMMIT record the
-//                  next record starts at the next multiple of kBlockSize, so
-//                  a later write never shares a disk sector with a commit.
+//                  starting at a multiple of 8; after a COMMIT, at one of
+//                  the header's block size (4096: no later write shares a
+//                  sector with a commit; 8 with durable=false).
 //
 // Each layout's fields are below, one constant per field, with what it
 // holds: HEADER SLOT, RECORD header, the PAYLOADS of BEGIN, WRITE, COMMIT,
@@ -56,6 +56,7 @@ inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
 inline constexpr uint64_t kFirstRecordOffset = 4096;
 inline constexpr uint32_t kBlockSize = 4096;
+inline constexpr uint32_t kUnalignedCommits = 8;  // the header's block size with durable=false
 inline constexpr size_t kMaxTargetName = 400;
 inline constexpr unsigned kFingerprintSamples = 8;
 inline constexpr uint64_t kFingerprintSampleSize = 64;
@@ -115,7 +116,7 @@ inline constexpr Field kVersion{8, 4};        // format version (5; readers acce
 inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
 inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
 inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
-inline constexpr Field kBlockSize{28, 4};     // 4096 (kBlockSize)
+inline constexpr Field kBlockSize{28, 4};     // where a record after a COMMIT starts: a multiple of 4096, or of 8 (durable=false)
 inline constexpr Field kUuid{32, 16};         // the journal's UUID: random when it is created, kept across generations
 inline constexpr Field kFirstTxn{48, 8};      // first transaction number of this generation
 inline constexpr Field kCreated{56, 8};       // when this generation started, ns since the Unix epoch
@@ -323,11 +324,10 @@ inline uint64_t record_span(uint64_t payload_len) {
   return (kRecordHeaderSize + payload_len + 7) & ~uint64_t(7);
 }
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-// Where the record after the one at `offset` starts: right after it, or,
-// after a COMMIT, on the next block.
-inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h) {
+// The record after the one at `offset`: after a COMMIT, on a `block_size`.
+inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h, uint32_t block_size) {
   uint64_t next = offset + record_span(h.payload_len);
-  return h.type == RecordType::kCommit ? align_up(next, kBlockSize) : next;
+  return h.type == RecordType::kCommit ? align_up(next, block_size) : next;
 }
 
 struct WritePayloadHeader {

@@ -184,7 +184,7 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
   }
-  rec.next_offset = offset_ = next_record_offset(offset_, h);
+  rec.next_offset = offset_ = next_record_offset(offset_, h, header_.block_size);
   return std::optional<Record>(std::move(rec));
 }
 

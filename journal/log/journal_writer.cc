@@ -123,8 +123,9 @@ Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size) {
   in_txn_ = false;
   H5J_RETURN_IF_ERROR(submit(cur()));
   // The next record starts on a fresh block, so no later write shares a
-  // sector with this commit (a torn later write cannot damage it).
-  H5J_RETURN_IF_ERROR(rotate(align_up(tell(), kBlockSize)));
+  // sector with this commit (a torn later write cannot damage it), unless
+  // the header says durable=false (format.h, FILE LAYOUT).
+  H5J_RETURN_IF_ERROR(rotate(align_up(tell(), header_.block_size)));
   if (opts_.durable) return file_.sync_after_writes();
   return file_.wait_write(UINT64_MAX);
 }

@@ -56,7 +56,7 @@ int reseal(std::vector<std::byte>& j) {
     if (h.salt != newest->salt || h.lsn != off || off + kRecordHeaderSize + h.payload_len > j.size()) break;
     seal_record(std::span(j.data() + off, kRecordHeaderSize + h.payload_len));
     ++sealed;
-    off = next_record_offset(off, h);
+    off = next_record_offset(off, h, newest->block_size);
   }
   return sealed;
 }
