@@ -14,6 +14,7 @@
 //   write_ahead_file.h    the HDF5 file, every write checked against the rule
 //   rank_steps.cc         an MPI rank's part: following rank 0, the steps
 //                         of the collective commit (collective_commit.h)
+//   file_sharing.h        what sharing the file with other ranks changes
 //   journal_options.h     what open takes (JournalOptions, Access) and reports
 //   image_layers.h        the image between checkpoints, the protected end
 //   staged_writes.h       small raw pieces in new space, placed later
@@ -42,10 +43,10 @@
 #include <vector>
 
 #include "binding.h"
-#include "file_sharing.h"
 #include "data_logs.h"
 #include "live_readers.h"
 #include "file.h"
+#include "file_sharing.h"
 #include "image_layers.h"
 #include "journal_options.h"
 #include "journal_follower.h"
