@@ -11,13 +11,7 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::TempDir;
-using h5j::test::FileInDir;
-using h5j::test::options;
-using h5j::test::read_all;
-using h5j::test::crash_after_two_commits;
-using h5j::test::MpiPair;
-using h5j::test::open_mpi_pair;
+using namespace h5j::test;
 
 namespace {
 

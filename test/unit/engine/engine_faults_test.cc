@@ -11,9 +11,7 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::FaultFileSystem;
-using h5j::test::FaultPlan;
-using h5j::test::TempDir;
+using namespace h5j::test;
 
 namespace {
 

@@ -13,11 +13,7 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::TempDir;
-using h5j::test::FileInDir;
-using h5j::test::options;
-using h5j::test::read_all;
-using h5j::test::crash_after_two_commits;
+using namespace h5j::test;
 
 TEST_CASE_FIXTURE(FileInDir, "a second writer on a journal in use is passive; a reader reads the last commit") {
   auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);

@@ -13,11 +13,7 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::TempDir;
-using h5j::test::FileInDir;
-using h5j::test::options;
-using h5j::test::read_all;
-using h5j::test::crash_after_two_commits;
+using namespace h5j::test;
 
 namespace {
 std::byte first_byte(JournaledFile& f, Status* why = nullptr) {

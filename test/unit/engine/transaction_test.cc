@@ -11,7 +11,7 @@
 #include "transaction.h"
 
 using namespace h5j;
-using h5j::test::TempDir;
+using namespace h5j::test;
 
 namespace {
 

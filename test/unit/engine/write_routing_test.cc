@@ -11,11 +11,7 @@
 #include "test_util.h"
 
 using namespace h5j;
-using h5j::test::TempDir;
-using h5j::test::FileInDir;
-using h5j::test::options;
-using h5j::test::read_all;
-using h5j::test::crash_after_two_commits;
+using namespace h5j::test;
 
 TEST_CASE_FIXTURE(FileInDir, "above the protected end, a short write is journaled and a long one goes in place") {
   opts.inplace_min_bytes = 4096;
