@@ -223,6 +223,7 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
   add_disk_counts(r, disk0, path);
   r["step_flushes"] = steps_only["flushes"];
   r["step_disk_bytes"] = steps_only["disk_bytes"];
+  r["step_device_bytes"] = steps_only["device_bytes"];
   return r;
 }
 

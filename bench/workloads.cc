@@ -69,13 +69,15 @@ std::string disk_stat_path(const std::string& path) {
 }  // namespace
 
 DiskCounters disk_counters(const std::string& path) {
-  DiskCounters c{-1, bytes_sent_to_disk()};
+  DiskCounters c{-1, -1, bytes_sent_to_disk()};
   std::string stat_path = disk_stat_path(path);
   if (stat_path.empty()) return c;
   std::ifstream in(stat_path);
   uint64_t field = 0;
-  for (int i = 1; i <= 16 && in >> field; ++i)
+  for (int i = 1; i <= 16 && in >> field; ++i) {
+    if (i == 7) c.device_bytes = int64_t(field * 512);  // sectors written
     if (i == 16) c.flushes = int64_t(field);
+  }
   return c;
 }
 
@@ -83,6 +85,8 @@ void add_disk_counts(json& r, const DiskCounters& before, const std::string& pat
   DiskCounters now = disk_counters(path);
   r["disk_bytes"] = now.bytes - before.bytes;
   r["flushes"] = before.flushes < 0 || now.flushes < 0 ? json(nullptr) : json(now.flushes - before.flushes);
+  r["device_bytes"] =
+      before.device_bytes < 0 || now.device_bytes < 0 ? json(nullptr) : json(now.device_bytes - before.device_bytes);
 }
 
 json result(const char* workload, const std::string& driver, const std::string& config, double secs) {

@@ -31,16 +31,20 @@ void fsync_path(const std::string& path);
 uint64_t bytes_sent_to_disk();
 
 // What the disk was asked to do, so that a figure can be explained by it:
-// the cache flushes its block device completed (field 16 of
-// /sys/block/DEV/stat, for the whole disk holding `path`'s directory; -1
-// on a file system without a block device) and the bytes this process sent
-// to storage.  Flushes count the whole device: run on a quiet machine.
+// the cache flushes and the bytes its block device completed (fields 16
+// and 7 of /sys/block/DEV/stat, for the whole disk holding `path`'s
+// directory; -1 on a file system without a block device), and the bytes
+// this process sent to storage (write_bytes, which on some kernels counts
+// an overwrite of written, synced space many times over).  The device's
+// counts are the whole device's: run on a quiet machine.
 struct DiskCounters {
   int64_t flushes;
+  int64_t device_bytes;
   uint64_t bytes;
 };
 DiskCounters disk_counters(const std::string& path);
-// Adds "flushes" and "disk_bytes", what the disk did since `before`.
+// Adds "flushes", "device_bytes" and "disk_bytes", what the disk did since
+// `before`.
 void add_disk_counts(json& r, const DiskCounters& before, const std::string& path);
 
 // One sample's JSON: which workload, which driver, how long.
