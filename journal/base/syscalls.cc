@@ -1,5 +1,6 @@
 #include "syscalls.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +11,9 @@ ssize_t Syscalls::pread(int fd, void* buf, size_t n, off_t off) { return ::pread
 ssize_t Syscalls::pwrite(int fd, const void* buf, size_t n, off_t off) { return ::pwrite(fd, buf, n, off); }
 int Syscalls::fdatasync(int fd) { return ::fdatasync(fd); }
 int Syscalls::fsync(int fd) { return ::fsync(fd); }
+int Syscalls::write_back(int fd) {
+  return ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+}
 int Syscalls::ftruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
 int Syscalls::uring_setup(unsigned entries, io_uring* ring) { return io_uring_queue_init(entries, ring, 0); }
 void* Syscalls::alloc_buffer(size_t size) { return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096); }

@@ -19,6 +19,8 @@ class Syscalls {
   virtual ssize_t pwrite(int fd, const void* buf, size_t n, off_t off);
   virtual int fdatasync(int fd);
   virtual int fsync(int fd);
+  // sync_file_range with WAIT_BEFORE | WRITE | WAIT_AFTER over the whole file.
+  virtual int write_back(int fd);
   virtual int ftruncate(int fd, off_t size);
   virtual int uring_setup(unsigned entries, io_uring* ring);
   // The result of a completed io_uring write, as the engine sees it.

@@ -45,6 +45,13 @@ class File {
   // writeback makes the next write to it wait.
   virtual void start_writeback(uint64_t /*offset*/, uint64_t /*length*/) {}
   static constexpr size_t kEarlyWritebackMin = 1 << 20;
+  // Writes every completed write's dirty pages to the device and waits for
+  // them, without flushing the device's cache and without the file's
+  // metadata (sync_file_range).  The bytes are durable at the device's next
+  // cache flush, which any file's sync_data on the same device issues
+  // (FileSystem::shares_cache_flush), provided their space's allocation is
+  // durable already.  The default, sync_data, is stronger.
+  virtual Status write_back() { return sync_after_writes(); }
   virtual Status truncate(uint64_t size) = 0;
   virtual Result<uint64_t> size() = 0;
   // Advisory whole-file lock that conflicts between open file descriptions,
@@ -119,6 +126,11 @@ class FileSystem {
   virtual Status remove(const std::string& path) = 0;
   // fsync of the directory holding `path`, so that a create or unlink is durable.
   virtual Status sync_dir(const std::string& path) = 0;
+  // Whether a sync_data of either file flushes the cache of the device that
+  // holds both, making the other's written-back bytes (File::write_back)
+  // durable too: the same block device, under a file system whose fdatasync
+  // always sends the device a cache flush (ext4, XFS).  False when unsure.
+  virtual bool shares_cache_flush(const std::string& /*a*/, const std::string& /*b*/) { return false; }
   // Every existing path that begins with `prefix` and lies in the directory
   // that `prefix` names (its part before the last '/'), in no set order.
   virtual Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) = 0;

@@ -19,6 +19,7 @@ class ForwardingFile : public File {
   Result<size_t> read_at(uint64_t o, std::span<std::byte> out) override { return in_->read_at(o, out); }
   Status write_at(uint64_t o, std::span<const std::byte> d) override { return in_->write_at(o, d); }
   Status sync_data() override { return in_->sync_data(); }
+  Status write_back() override { return in_->write_back(); }
   void start_writeback(uint64_t o, uint64_t n) override { in_->start_writeback(o, n); }
   Status truncate(uint64_t s) override { return in_->truncate(s); }
   Result<uint64_t> size() override { return in_->size(); }

@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -57,6 +59,11 @@ Status PosixFile::sync_data() {
   // Never retried: after a failed fdatasync the kernel may have dropped the
   // dirty pages, and a second call would report success for lost data.
   if (sys_.fdatasync(fd_.get()) != 0) return error(errno, "fdatasync");
+  return Status::ok();
+}
+
+Status PosixFile::write_back() {
+  if (sys_.write_back(fd_.get()) != 0) return error(errno, "sync_file_range");
   return Status::ok();
 }
 
@@ -194,6 +201,20 @@ Result<FileId> PosixFileSystem::id(const std::string& path) {
 Status PosixFileSystem::remove(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::from_errno(errno, "remove " + path);
   return Status::ok();
+}
+
+// ext4's fdatasync sends a cache flush even when it has no metadata to
+// commit (ext4_sync_file's needs_barrier), and XFS's likewise
+// (xfs_file_fsync, "we might have to flush the data device cache"); a
+// device's cache flush covers every write it completed, whichever file's.
+// An external journal device (XFS's logdev) flushes that device instead,
+// but the data device still gets its own flush.
+bool PosixFileSystem::shares_cache_flush(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  struct statfs fa;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0 || sa.st_dev != sb.st_dev) return false;
+  if (::statfs(a.c_str(), &fa) != 0) return false;
+  return fa.f_type == EXT4_SUPER_MAGIC || fa.f_type == XFS_SUPER_MAGIC;
 }
 
 std::pair<std::string, std::string> split_directory(const std::string& path) {

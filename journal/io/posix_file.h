@@ -19,6 +19,7 @@ class PosixFile : public File {
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
   Status write_at(uint64_t offset, std::span<const std::byte> data) override;
   Status sync_data() override;
+  Status write_back() override;
   void start_writeback(uint64_t offset, uint64_t length) override;
   Status truncate(uint64_t size) override;
   Result<uint64_t> size() override;
@@ -79,6 +80,7 @@ class PosixFileSystem : public FileSystem {
   Result<FileId> id(const std::string& path) override;
   Status remove(const std::string& path) override;
   Status sync_dir(const std::string& path) override;
+  bool shares_cache_flush(const std::string& a, const std::string& b) override;
   Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
 
  private:

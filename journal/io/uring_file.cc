@@ -124,4 +124,10 @@ Status UringFile::sync_after_writes() {
   return sync_data();
 }
 
+// Like sync_after_writes: only completed writes are written back.
+Status UringFile::write_back() {
+  H5J_RETURN_IF_ERROR(wait_write(UINT64_MAX));
+  return PosixFile::write_back();
+}
+
 }  // namespace h5j

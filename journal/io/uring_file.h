@@ -26,6 +26,7 @@ class UringFile : public PosixFile {
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
   Status wait_write(uint64_t ticket) override;
   Status sync_after_writes() override;
+  Status write_back() override;
   const char* engine_name() const override { return "uring"; }
 
  protected:

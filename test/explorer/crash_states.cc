@@ -10,8 +10,30 @@ namespace {
 // One incarnation of a file: a create starts a new one.
 struct Incarnation {
   MemNode durable;
-  std::vector<const Op*> pending;  // writes, truncates and xattr changes not yet durable
+  std::vector<const Op*> at_device;  // written back: durable at any file's sync (the device's cache flush)
+  std::vector<const Op*> pending;    // writes, truncates and xattr changes not yet durable
 };
+
+// A write back (sync_file_range) sends the device the writes at the head of
+// `pending` that lie within the durable size: those need no metadata to be
+// found after a crash.  The first that does not stops it, so that no write
+// reaches the device ahead of an earlier one it might overlap.
+void write_back(Incarnation& inc) {
+  size_t n = 0;
+  while (n < inc.pending.size() && inc.pending[n]->kind == Op::kWrite &&
+         inc.pending[n]->offset + inc.pending[n]->bytes.size() <= inc.durable.data.size())
+    ++n;
+  inc.at_device.insert(inc.at_device.end(), inc.pending.begin(), inc.pending.begin() + ptrdiff_t(n));
+  inc.pending.erase(inc.pending.begin(), inc.pending.begin() + ptrdiff_t(n));
+}
+
+// Any file's sync flushes the device's cache: every write back is durable.
+void flush_device(std::vector<Incarnation>& incs) {
+  for (Incarnation& inc : incs) {
+    for (const Op* op : inc.at_device) apply_to_node(inc.durable, *op);
+    inc.at_device.clear();
+  }
+}
 
 // Makes durable the pending operations a sync covers.
 void sync(Incarnation& inc, bool all) {
@@ -110,7 +132,11 @@ Image materialize(const Image& initial, const std::vector<Op>& trace, const Cras
       }
       case Op::kSyncData:
       case Op::kSyncAll:
+        flush_device(incs);
         if (live_ns.count(op.path)) sync(incs[live_ns[op.path]], op.kind == Op::kSyncAll);
+        break;
+      case Op::kWriteBack:
+        if (live_ns.count(op.path)) write_back(incs[live_ns[op.path]]);
         break;
       default:
         if (live_ns.count(op.path)) incs[live_ns[op.path]].pending.push_back(&op);
@@ -128,10 +154,12 @@ Image materialize(const Image& initial, const std::vector<Op>& trace, const Cras
   for (const auto& [path, index] : ns) {
     Incarnation& inc = incs[index];
     MemNode node = inc.durable;
+    std::vector<const Op*> unflushed = inc.at_device;
+    unflushed.insert(unflushed.end(), inc.pending.begin(), inc.pending.end());
     if (spec.everything) {
-      for (const Op* op : inc.pending) apply_to_node(node, *op);
+      for (const Op* op : unflushed) apply_to_node(node, *op);
     } else {
-      for (const Op* op : survivors(inc.pending, rng)) {
+      for (const Op* op : survivors(unflushed, rng)) {
         if (op->kind == Op::kWrite && rng() % 5 == 0) apply_torn(node, *op, rng);
         else apply_to_node(node, *op);
       }

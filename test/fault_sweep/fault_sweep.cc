@@ -90,6 +90,7 @@ class FaultSyscalls : public Syscalls {
   }
   int fdatasync(int fd) override { return hit(Kind::kSync) ? fail() : Syscalls::fdatasync(fd); }
   int fsync(int fd) override { return hit(Kind::kSync) ? fail() : Syscalls::fsync(fd); }
+  int write_back(int fd) override { return hit(Kind::kSync) ? fail() : Syscalls::write_back(fd); }
   int ftruncate(int fd, off_t size) override { return hit(Kind::kTruncate) ? fail() : Syscalls::ftruncate(fd, size); }
   int uring_setup(unsigned entries, io_uring* ring) override {
     return hit(Kind::kUringSetup) ? -EPERM : Syscalls::uring_setup(entries, ring);

@@ -33,6 +33,10 @@ class MemFile : public File {
     fs_.record(Op{Op::kSyncData, path_, 0, {}, {}, {}});
     return Status::ok();
   }
+  Status write_back() override {
+    fs_.record(Op{Op::kWriteBack, path_, 0, {}, {}, {}});
+    return Status::ok();
+  }
   Status sync_all() override {
     fs_.record(Op{Op::kSyncAll, path_, 0, {}, {}, {}});
     return Status::ok();

@@ -13,9 +13,11 @@ namespace h5j::explorer {
 
 // One recorded operation.  Writes and truncates become durable at the next
 // kSyncData/kSyncAll of their file, xattr changes only at kSyncAll, and
-// creates and removes at the next kSyncDir: what a disk keeps.
+// creates and removes at the next kSyncDir: what a disk keeps.  All files
+// share one device: a file's writes that kWriteBack sent to it become
+// durable at the next kSyncData/kSyncAll of any file (its cache flush).
 struct Op {
-  enum Kind { kWrite, kTruncate, kSyncData, kSyncAll, kCreate, kRemove, kSyncDir, kSetXattr, kRemoveXattr };
+  enum Kind { kWrite, kTruncate, kSyncData, kSyncAll, kCreate, kRemove, kSyncDir, kSetXattr, kRemoveXattr, kWriteBack };
   Kind kind;
   std::string path;
   uint64_t offset = 0;  // write: where; truncate: the new size
@@ -58,6 +60,8 @@ class MemFileSystem : public FileSystem {
   Result<FileId> id(const std::string& path) override;
   Status remove(const std::string& path) override;
   Status sync_dir(const std::string& path) override;
+  // One device, whose every file's sync flushes its cache.
+  bool shares_cache_flush(const std::string&, const std::string&) override { return true; }
   Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
 
   void record(Op op) {

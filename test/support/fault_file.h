@@ -46,6 +46,10 @@ class FaultFile : public ForwardingFile {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fdatasync " + path());
     return inner().sync_data();
   }
+  Status write_back() override {
+    if (plan_->sync_fails()) return Status::from_errno(plan_->err, "sync_file_range " + path());
+    return inner().write_back();
+  }
   Status try_lock(LockMode m) override {
     plan_->locked.push_back(path());
     return inner().try_lock(m);
@@ -85,6 +89,9 @@ class FaultFileSystem : public FileSystem {
   }
   Result<std::vector<std::string>> paths_with_prefix(const std::string& p) override {
     return posix_filesystem().paths_with_prefix(p);
+  }
+  bool shares_cache_flush(const std::string& a, const std::string& b) override {
+    return posix_filesystem().shares_cache_flush(a, b);
   }
 
  private:
