@@ -54,6 +54,13 @@ void list_record(const Record& r, std::FILE* out) {
              field(r.pattern.count1) + " (stride " + field(r.pattern.stride1) + ") x " + field(r.pattern.count2) +
              " (stride " + field(r.pattern.stride2) + ")";
       break;
+    case RecordType::kInPlace: {
+      address = field(r.write.address), length = field(r.write.length);
+      char crc[16];
+      std::snprintf(crc, sizeof crc, "%08x", r.data_crc);
+      note = "in the file, masked CRC32C " + std::string(crc);
+      break;
+    }
     case RecordType::kCommit:
       note = "size " + field(r.commit.logical_size) + ", " + field(r.commit.record_count) + " records, BEGIN at " +
              field(r.commit.begin_lsn);

@@ -88,7 +88,7 @@ RecordHeader decode_record_header(std::span<const std::byte, kRecordHeaderSize> 
   return h;
 }
 
-bool is_known_type(uint8_t type) { return type >= uint8_t(RecordType::kBegin) && type <= uint8_t(RecordType::kPlaced); }
+bool is_known_type(uint8_t type) { return type >= uint8_t(RecordType::kBegin) && type <= uint8_t(RecordType::kInPlace); }
 
 const char* record_type_name(RecordType t) {
   switch (t) {
@@ -99,6 +99,7 @@ const char* record_type_name(RecordType t) {
     case RecordType::kZero: return "ZERO";
     case RecordType::kData: return "DATA";
     case RecordType::kPlaced: return "PLACED";
+    case RecordType::kInPlace: return "INPLACE";
   }
   return "UNKNOWN";
 }
@@ -159,6 +160,19 @@ void encode_zero(const ZeroPayload& z, std::span<std::byte, kZeroPayloadSize> ou
 
 ZeroPayload decode_zero(std::span<const std::byte, kZeroPayloadSize> in) {
   return {get_field<range_payload::kAddress>(in.data()), get_field<range_payload::kLength>(in.data())};
+}
+
+void encode_in_place(const InPlacePayload& p, std::span<std::byte, kInPlacePayloadSize> out) {
+  using namespace in_place_payload;
+  put_field<kAddress>(out.data(), p.address);
+  put_field<kLength>(out.data(), p.length);
+  put_field<kCrc>(out.data(), p.masked_crc);
+  put_field<kReserved>(out.data(), uint32_t(0));
+}
+
+InPlacePayload decode_in_place(std::span<const std::byte, kInPlacePayloadSize> in) {
+  using namespace in_place_payload;
+  return {get_field<kAddress>(in.data()), get_field<kLength>(in.data()), get_field<kCrc>(in.data())};
 }
 
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out) {

@@ -1,4 +1,4 @@
-// The journal's on-disk format, version 5, and the other bytes h5journal
+// The journal's on-disk format, version 6, and the other bytes h5journal
 // keeps on disk: the binding, the readers file.  This file is the one
 // authority on bytes; docs/journal-format.md gives the rules, the reasoning
 // and what versions 1 to 4 lack (§6).  All integers are little-endian.
@@ -14,7 +14,7 @@
 //
 // Each layout's fields are below, one constant per field, with what it
 // holds: HEADER SLOT, RECORD header, the PAYLOADS of BEGIN, WRITE, COMMIT,
-// ZERO and PLACED, DATA, and THE BINDING.  COMMENT's payload is UTF-8 text.
+// ZERO and PLACED, DATA, INPLACE, and THE BINDING.  COMMENT's payload is UTF-8 text.
 //
 // THE DATA LOG (<journal>.data) has the same layout: a header slot with the
 // journal's generation, salt and UUID, then DATA records whose payload is
@@ -50,7 +50,7 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -112,7 +112,7 @@ void put_field(std::byte* p, T v) {
 // HEADER SLOT (kHeaderSlotSize bytes)
 namespace header_slot {
 inline constexpr Field kMagic{0, 8};          // `48 35 4A 52 4E 4C 0D 0A`, "H5JRNL\r\n" (CR LF catches text-mode mangling)
-inline constexpr Field kVersion{8, 4};        // format version (5; readers accept 1 to 4)
+inline constexpr Field kVersion{8, 4};        // format version (6; readers accept 1 to 5)
 inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
 inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
 inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
@@ -139,7 +139,7 @@ inline constexpr Field kAll[] = {kMagic, kVersion, kSlotSize, kGeneration, kSalt
 // RECORD: this header, then the payload, then zeros to a multiple of 8.
 namespace record_header {
 inline constexpr Field kCrc{0, 4};            // masked CRC32C of the header's other bytes, then of the payload
-inline constexpr Field kType{4, 1};           // RecordType: 1 BEGIN ... 7 PLACED (section 2.3)
+inline constexpr Field kType{4, 1};           // RecordType: 1 BEGIN ... 8 INPLACE (section 2.3)
 inline constexpr Field kFlags{5, 1};          // zero
 inline constexpr Field kReserved{6, 2};       // zero
 inline constexpr Field kPayloadLength{8, 4};  // P, at most 2^30 (kMaxPayload)
@@ -210,6 +210,20 @@ inline constexpr Field kAll[] = {kAddress, kRunLength, kLogOffset, kCrc, kCount1
 inline constexpr size_t kDataPayloadSize = data_payload::kStride2.end();
 inline constexpr size_t kDataPayloadSizeV2 = data_payload::kStride1.at;
 
+// INPLACE (version 6): bytes this transaction wrote into the file itself,
+// which its COMMIT may reach the disk before (a commit of one flush:
+// design.md §9).  No other record of the generation covers them.  Recovery
+// refuses the generation's last transaction, as never acknowledged, if the
+// file's bytes there fail the CRC.
+namespace in_place_payload {
+inline constexpr Field kAddress{0, 8};        // in the HDF5 file
+inline constexpr Field kLength{8, 8};         // L, at least 1
+inline constexpr Field kCrc{16, 4};           // masked CRC32C of the file's L bytes there
+inline constexpr Field kReserved{20, 4};      // zero
+inline constexpr Field kAll[] = {kAddress, kLength, kCrc, kReserved};
+}  // namespace in_place_payload
+inline constexpr size_t kInPlacePayloadSize = in_place_payload::kReserved.end();
+
 // THE BINDING: these fields, then the journal's absolute path (UTF-8, no
 // terminator).
 namespace binding_value {
@@ -259,13 +273,15 @@ static_assert(laid_out(write_payload::kAll, 24), "WRITE's fields");
 static_assert(laid_out(commit_payload::kAll, 40) && kCommitPayloadSizeV4 == 32, "COMMIT's fields");
 static_assert(laid_out(range_payload::kAll, 16), "ZERO's and PLACED's fields");
 static_assert(laid_out(data_payload::kAll, 56) && kDataPayloadSizeV2 == 32, "DATA's fields");
+static_assert(laid_out(in_place_payload::kAll, 24), "INPLACE's fields");
 static_assert(laid_out(binding_value::kAll, 24), "the binding's fields");
 static_assert(laid_out(readers_file::kAll, 48) && kGenerationLockFirst >= kReadersFileSize, "the readers file's");
 static_assert(kHeaderSlotOffset[1] >= kHeaderSlotSize, "header slots overlap");
 static_assert(kHeaderSlotOffset[1] + kHeaderSlotSize <= kFirstRecordOffset, "a header slot runs into the records");
 static_assert(kFirstRecordOffset % kBlockSize == 0, "records start on a block");
 static_assert(kRecordHeaderSize % 8 == 0 && kBeginPayloadSize % 8 == 0 && kWritePayloadHeader % 8 == 0 &&
-                  kCommitPayloadSize % 8 == 0 && kZeroPayloadSize % 8 == 0 && kDataPayloadSize % 8 == 0,
+                  kCommitPayloadSize % 8 == 0 && kZeroPayloadSize % 8 == 0 && kDataPayloadSize % 8 == 0 &&
+                  kInPlacePayloadSize % 8 == 0,
               "fixed payloads keep the 8-byte alignment the records rely on");
 static_assert(sizeof kLogFormGuard == sizeof kMagic, "the guard replaces HDF5's 8-byte signature");
 // Data log offsets stay below this (a bound the reader checks).
@@ -273,7 +289,8 @@ inline constexpr uint64_t kMaxDataLogOffset = uint64_t(1) << 62;
 // Bounds every length the reader trusts before it has checked a CRC.
 inline constexpr uint32_t kMaxPayload = 1u << 30;
 
-enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6, kPlaced = 7 };
+enum class RecordType : uint8_t { kBegin = 1, kWrite = 2, kCommit = 3, kComment = 4, kZero = 5, kData = 6, kPlaced = 7,
+                                  kInPlace = 8 };
 
 struct JournalHeader {
   uint32_t version = kFormatVersion;  // read from disk; the writer always writes kFormatVersion
@@ -360,6 +377,14 @@ struct ZeroPayload {
 };
 void encode_zero(const ZeroPayload& z, std::span<std::byte, kZeroPayloadSize> out);
 ZeroPayload decode_zero(std::span<const std::byte, kZeroPayloadSize> in);
+
+struct InPlacePayload {
+  uint64_t address = 0;
+  uint64_t length = 0;
+  uint32_t masked_crc = 0;
+};
+void encode_in_place(const InPlacePayload& p, std::span<std::byte, kInPlacePayloadSize> out);
+InPlacePayload decode_in_place(std::span<const std::byte, kInPlacePayloadSize> in);
 
 struct CommitPayload {
   uint64_t logical_size = 0;

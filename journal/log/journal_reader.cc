@@ -19,6 +19,7 @@ const char* stream_end_name(StreamEnd e) {
     case StreamEnd::kBadRecord: return "malformed record";
     case StreamEnd::kBadSequence: return "record out of transaction order";
     case StreamEnd::kDataMismatch: return "data log bytes that fail their CRC";
+    case StreamEnd::kInPlaceMissing: return "a last commit whose bytes in the file never reached the disk (never acknowledged)";
   }
   return "unknown";
 }
@@ -32,7 +33,8 @@ std::string JournalReader::end_detail() const {
 }
 
 bool clean_end(StreamEnd e) {
-  return e == StreamEnd::kEndOfFile || e == StreamEnd::kZeroes || e == StreamEnd::kStale;
+  return e == StreamEnd::kEndOfFile || e == StreamEnd::kZeroes || e == StreamEnd::kStale ||
+         e == StreamEnd::kInPlaceMissing;
 }
 
 Result<std::optional<uint64_t>> JournalReader::resync(uint64_t from, bool begin_only) {
@@ -160,6 +162,14 @@ Result<std::optional<Record>> JournalReader::next() {
       ZeroPayload z = decode_zero(std::span<const std::byte, kZeroPayloadSize>(head, kZeroPayloadSize));
       rec.write = WritePayloadHeader{z.address, z.length, 0};
       if (rec.write.address + rec.write.length < rec.write.address) return stop(StreamEnd::kBadRecord);
+      break;
+    }
+    case RecordType::kInPlace: {
+      if (h.payload_len != kInPlacePayloadSize || header_.version < 6) return stop(StreamEnd::kBadRecord);
+      InPlacePayload p = decode_in_place(std::span<const std::byte, kInPlacePayloadSize>(head, kInPlacePayloadSize));
+      if (p.length == 0 || p.address + p.length < p.address) return stop(StreamEnd::kBadRecord);
+      rec.write = WritePayloadHeader{p.address, p.length, 0};
+      rec.data_crc = p.masked_crc;
       break;
     }
     case RecordType::kData: {

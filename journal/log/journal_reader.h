@@ -27,6 +27,7 @@ enum class StreamEnd {
   kBadRecord,     // unknown type or impossible length
   kBadSequence,   // valid record out of transaction order
   kDataMismatch,  // a committed transaction's data-log bytes fail their CRC
+  kInPlaceMissing,  // the last COMMIT's in-place bytes never reached the file: not acknowledged
 };
 const char* stream_end_name(StreamEnd e);
 // True when the stream's end is an ordinary end (no damaged record).
@@ -40,6 +41,8 @@ struct Record {
   // `write`; data_offset is where the packed bytes are in the data log (in
   // a data log's own DATA record: in this record), data_crc their masked
   // CRC32C.
+  // INPLACE: address and length in `write`, data_crc the masked CRC32C of
+  // the file's bytes there.
   WritePayloadHeader write;
   RawPattern pattern;
   uint64_t data_offset = 0;

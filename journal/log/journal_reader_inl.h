@@ -63,7 +63,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
     }
     if (!in_txn || h.txn != open.txn) { out_of_order = true; break; }
     if (h.type == RecordType::kWrite || h.type == RecordType::kZero || h.type == RecordType::kData ||
-        h.type == RecordType::kPlaced) {
+        h.type == RecordType::kPlaced || h.type == RecordType::kInPlace) {
       open.writes.push_back(std::move(rec));
       ++records;
       continue;

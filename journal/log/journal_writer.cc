@@ -42,7 +42,15 @@ Status JournalWriter::write_header_slot(const JournalHeader& h, bool sync) {
   alignas(8) std::byte slot[kHeaderSlotSize];
   encode_header(h, std::span<std::byte, kHeaderSlotSize>(slot));
   H5J_RETURN_IF_ERROR(file_.write_at(kHeaderSlotOffset[h.generation % 2], slot));
-  return sync ? file_.sync_data() : Status::ok();
+  return sync ? sync_all_written() : Status::ok();
+}
+
+// fdatasync also makes the journal's size and blocks durable, the zeros
+// written ahead included.
+Status JournalWriter::sync_all_written() {
+  H5J_RETURN_IF_ERROR(file_.sync_after_writes());
+  durable_end_ = allocated_end_;
+  return Status::ok();
 }
 
 Status JournalWriter::begin() {
@@ -79,6 +87,13 @@ Status JournalWriter::append_placed(uint64_t address, uint64_t length) {
   return append_record(RecordType::kPlaced, payload, {});
 }
 
+Status JournalWriter::append_in_place(const InPlacePayload& p) {
+  assert(in_txn_ && p.length > 0);
+  std::byte payload[kInPlacePayloadSize];
+  encode_in_place(p, payload);
+  return append_record(RecordType::kInPlace, payload, {});
+}
+
 Status JournalWriter::append_data(const DataPayload& d) {
   assert(in_txn_);
   std::byte payload[kDataPayloadSize];
@@ -102,7 +117,7 @@ Result<DataPayload> JournalWriter::append_extent(uint64_t txn, uint32_t log, con
 
 Status JournalWriter::sync() {
   H5J_RETURN_IF_ERROR(publish());
-  return opts_.durable ? file_.sync_after_writes() : Status::ok();
+  return opts_.durable ? sync_all_written() : Status::ok();
 }
 
 Status JournalWriter::publish() {
@@ -115,7 +130,7 @@ Status JournalWriter::comment(std::string_view text) {
   return append_record(RecordType::kComment, {}, {&bytes, 1});
 }
 
-Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size) {
+Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size, CommitSync sync) {
   assert(in_txn_);
   std::byte payload[kCommitPayloadSize];
   encode_commit({logical_size, txn_records_, begin_lsn_, now_ns(), file_size}, payload);
@@ -125,9 +140,12 @@ Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size) {
   // The next record starts on a fresh block, so no later write shares a
   // sector with this commit (a torn later write cannot damage it), unless
   // the header says durable=false (format.h, FILE LAYOUT).
-  H5J_RETURN_IF_ERROR(rotate(align_up(tell(), header_.block_size)));
-  if (opts_.durable) return file_.sync_after_writes();
-  return file_.wait_write(UINT64_MAX);
+  uint64_t end = tell();
+  H5J_RETURN_IF_ERROR(rotate(align_up(end, header_.block_size)));
+  if (!opts_.durable) return file_.wait_write(UINT64_MAX);
+  if (sync == CommitSync::kFlush) return sync_all_written();
+  assert(allocated_end_ == durable_end_ && end <= durable_end_);  // fits_in_durable_space held
+  return file_.write_back();
 }
 
 Status JournalWriter::reset(const JournalHeader& next) {

@@ -11,7 +11,8 @@
 //    the buffer is reused; read() relies on this to serve recent records.
 //  - A buffer is reused only after its write has completed.
 //  - commit() returns only when the COMMIT record and everything before it
-//    have reached the file (and, when durable, survived fdatasync).
+//    have reached the file (and, when durable, survived fdatasync, or with
+//    kWriteBack reached the device, in space whose allocation is durable).
 //  - While preallocating, no record write is submitted past allocated_end_:
 //    the journal is written with zeros ahead of its records (see reserve()),
 //    and the zeros are written before any record write that could overlap
@@ -53,11 +54,26 @@ class JournalWriter {
   // A PLACED record: the file holds [address, address + length), written in
   // place by this transaction (unwritten_space.h).
   Status append_placed(uint64_t address, uint64_t length);
+  // An INPLACE record: the file holds these bytes, with this CRC, written in
+  // place by this transaction (a commit of one flush, format.h).
+  Status append_in_place(const InPlacePayload& p);
   // A DATA record: raw bytes kept in the data log (the record is their index).
   Status append_data(const DataPayload& d);
-  // COMMIT of the open transaction, then flush and (when durable) fdatasync.
+  // How a durable commit leaves the journal: kFlush, fdatasync'd; kWriteBack,
+  // on the device but not flushed from its cache (File::write_back), which
+  // requires fits_in_durable_space: the caller's own sync of a file on the
+  // same device then makes the COMMIT durable.
+  enum class CommitSync { kFlush, kWriteBack };
+  // COMMIT of the open transaction, then flush and (when durable) `sync`.
   // `file_size`: the HDF5 file's own size on disk now (0: not known).
-  Status commit(uint64_t logical_size, uint64_t file_size);
+  Status commit(uint64_t logical_size, uint64_t file_size, CommitSync sync = CommitSync::kFlush);
+  // Whether `more` bytes of records after those appended so far, a COMMIT
+  // among them, stay within journal space whose allocation is durable (no
+  // zeros written ahead since the last sync): written there, they need no
+  // metadata of the journal's to be found after a power loss.
+  bool fits_in_durable_space(uint64_t more) const {
+    return opts_.durable && allocated_end_ == durable_end_ && tell() + more <= durable_end_;
+  }
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);
@@ -106,6 +122,7 @@ class JournalWriter {
   // Makes the next ring buffer current, starting at journal offset `base`.
   Status rotate(uint64_t base);
   Status write_header_slot(const JournalHeader& h, bool sync);
+  Status sync_all_written();
   // Makes [0, end) allocated, written journal space (zeros past the records).
   Status reserve(uint64_t end);
 
@@ -119,6 +136,7 @@ class JournalWriter {
   uint64_t txn_records_ = 0;  // records in the open transaction so far
   uint64_t begin_lsn_ = 0;
   uint64_t allocated_end_ = 0;  // the journal file is written up to here
+  uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
   bool preallocate_ = true;     // false after a full disk
 };
 

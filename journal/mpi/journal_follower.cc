@@ -26,7 +26,8 @@ void JournalFollower::apply(const Record& r, ImageLayers& image, uint32_t own_lo
       image.committed_size = r.commit.logical_size;
       open_txn_ = r.header.txn + 1;
       return;
-    case RecordType::kComment: return;
+    case RecordType::kComment:
+    case RecordType::kInPlace: return;  // in the file already
     case RecordType::kWrite: image.journaled(r.write.address, r.write.length, r.data_offset); return;
     case RecordType::kZero: image.zeroed(r.write.address, r.write.length); return;
     case RecordType::kPlaced: image.overlay.erase(r.write.address, r.write.length); return;

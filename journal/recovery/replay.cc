@@ -6,6 +6,7 @@
 
 #include "aligned_buffer.h"
 #include "apply_image.h"
+#include "crc32c.h"
 
 namespace h5j {
 
@@ -44,7 +45,8 @@ Result<bool> data_matches(const CommittedTxn& t, const DataLogAccess& data_log) 
 
 }  // namespace
 
-Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataLogAccess& data_log) {
+Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const DataLogAccess& data_log,
+                               uint64_t unacknowledged) {
   ReplayPlan plan;
   plan.logical_size = reader.header().base_size;
   // What was applied, which differs from what the scan counts as committed
@@ -67,6 +69,10 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   };
   auto apply = [&](const CommittedTxn& t) -> Status {
     if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) return Status::ok();
+    if (unacknowledged != 0 && t.txn >= unacknowledged) {
+      plan.unacknowledged_txn = t.txn;
+      return Status::ok();
+    }
     H5J_RETURN_IF_ERROR(rebuild_before(t));
     next_txn = t.txn + 1;
     auto matches = data_matches(t, data_log);
@@ -86,7 +92,12 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       if (plan.refused_txn == 0) plan.refused_txn = t.txn;
       return Status::ok();
     }
+    plan.last_in_place.clear();
     for (const Record& w : t.writes) {
+      if (w.header.type == RecordType::kInPlace) {
+        plan.last_in_place.push_back(w);  // in the file: no layer of the image
+        continue;
+      }
       if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_log, w.data_offset);
       else if (w.header.type == RecordType::kZero) plan.overlay.insert(w.write.address, w.write.length, ExtentMap::kZeroSource);
       else if (w.header.type == RecordType::kPlaced) plan.overlay.erase(w.write.address, w.write.length);
@@ -98,7 +109,7 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     plan.logical_size = t.logical_size;
     plan.committed_file_size = t.file_size;
     ++applied;
-    last_applied = t.txn;
+    last_applied = plan.last_applied_txn = t.txn;
     applied_end = t.end_offset;
     return Status::ok();
   };
@@ -116,6 +127,13 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   auto summary = scan_committed(reader, apply, options);
   if (!summary) return summary.status();
   plan.summary = *summary;
+  if (plan.unacknowledged_txn != 0) {
+    plan.summary.committed_txns = applied;
+    plan.summary.last_committed_txn = last_applied;
+    plan.summary.committed_end = applied_end;
+    plan.summary.end = StreamEnd::kInPlaceMissing;
+    return plan;
+  }
   if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) {
     account_refusal();
     return plan;
@@ -166,6 +184,48 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   }
   account_refusal();
   return plan;
+}
+
+namespace {
+
+// [addr, addr + out.size()) of `base` read through `plan`; false if the
+// file ends before it.
+Result<bool> read_through(const ReplayPlan& plan, File& base, const ByteSource& journal,
+                          const DataLogSource& data_log, uint64_t addr, std::span<std::byte> out) {
+  auto got = base.read_at(addr, out);
+  if (!got) return got.status();
+  if (*got < out.size()) return false;
+  Status status = plan.raw.lay_onto(addr, out, data_log);
+  plan.overlay.for_each_piece(addr, out.size(), [&](uint64_t a, uint64_t n, std::optional<uint64_t> src) {
+    if (!status || !src) return;
+    auto dst = out.subspan(a - addr, n);
+    if (*src == ExtentMap::kZeroSource) std::fill(dst.begin(), dst.end(), std::byte(0));
+    else status = journal(*src, dst);
+  });
+  H5J_RETURN_IF_ERROR(status);
+  return true;
+}
+
+}  // namespace
+
+Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
+                                    const DataLogSource& data_log) {
+  constexpr uint64_t kPiece = 1 << 20;
+  std::vector<std::byte> piece;
+  for (const Record& r : plan.last_in_place) {
+    const uint64_t addr = r.write.address, len = r.write.length;
+    if (addr + len > plan.logical_size) return false;
+    uint32_t crc = 0;
+    for (uint64_t done = 0; done < len;) {
+      piece.resize(size_t(std::min(kPiece, len - done)));
+      auto read = read_through(plan, base, journal, data_log, addr + done, piece);
+      if (!read || !*read) return read;  // an error, or the file's growth never reached the disk
+      crc = crc32c(piece.data(), piece.size(), crc);
+      done += piece.size();
+    }
+    if (mask_crc(crc) != r.data_crc) return false;
+  }
+  return true;
 }
 
 }  // namespace h5j

@@ -47,6 +47,13 @@ struct ReplayPlan {
   // Salvage: transactions whose journal records were lost to damage, and
   // whose raw data came back from the data log's own records.
   uint64_t rebuilt_txns = 0;
+  // The last applied transaction's INPLACE records (a commit of one flush,
+  // transaction.h), for in_place_bytes_present; and that transaction.
+  std::vector<Record> last_in_place;
+  uint64_t last_applied_txn = 0;
+  // The transaction left out as never acknowledged (0: none): see
+  // plan_replay's `unacknowledged`.
+  uint64_t unacknowledged_txn = 0;
 };
 
 // What replay asks of the data log.
@@ -76,7 +83,20 @@ struct DataLogAccess {
 // begins a transaction only after the last one committed), so its raw data
 // is applied from the data log's own records, in its place in the order.
 // Its metadata records are lost with the damage.
+//
+// `unacknowledged`, if not 0, is the generation's last transaction, whose
+// in-place bytes in_place_bytes_present did not find: its COMMIT reached
+// the disk before them, so its flush never completed and no H5Fflush
+// returned for it.  It is left out, in every mode, and the stream ends
+// before it (kInPlaceMissing).
 Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
-                               const DataLogAccess& data_log = {});
+                               const DataLogAccess& data_log = {}, uint64_t unacknowledged = 0);
+
+// Whether `base`, read through `plan`, holds the bytes the last applied
+// transaction's INPLACE records name (with their CRCs).  Read through the
+// plan, which a replay writes into the file unchanged, the answer is the
+// same before, during and after a replay.
+Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
+                                    const DataLogSource& data_log);
 
 }  // namespace h5j

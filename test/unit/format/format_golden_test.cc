@@ -56,7 +56,7 @@ TEST_CASE("golden bytes: the header slot") {
   encode_header(h, slot);
   CHECK(hex(std::span(slot, 96)) ==
         "48354a524e4c0d0a"                  // magic "H5JRNL\r\n"
-        "05000000" "00020000"                // version 5, slot size 512
+        "06000000" "00020000"                // version 6, slot size 512
         "0807060504030201"                  // generation
         "d4c3b2a1" "00100000"                // salt, block size 4096
         "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"  // uuid
@@ -71,10 +71,10 @@ TEST_CASE("golden bytes: the header slot") {
         "0200"            // fingerprint samples
         "efbe" "0201");   // their fingerprints
   CHECK(std::all_of(slot + 492, slot + 508, [](std::byte b) { return b == std::byte(0); }));
-  CHECK(hex(std::span(slot + 508, 4)) == "36fd3eab");  // masked CRC32C of [0, 508)
+  CHECK(hex(std::span(slot + 508, 4)) == "a619f2a5");  // masked CRC32C of [0, 508)
   auto back = decode_header(slot);
   REQUIRE(back);
-  CHECK(back->version == 5);
+  CHECK(back->version == 6);
   CHECK(back->generation == h.generation);
   CHECK(back->target_name == "run.h5");
   CHECK(back->fingerprint == h.fingerprint);
@@ -121,6 +121,13 @@ TEST_CASE("golden bytes: every payload") {
   // PLACED (version 4) carries ZERO's payload under its own type.
   CHECK(uint8_t(RecordType::kPlaced) == 7);
   CHECK(std::string(record_type_name(RecordType::kPlaced)) == "PLACED");
+
+  std::byte in_place[kInPlacePayloadSize];
+  encode_in_place({0x8000, 0x10000, 0xcafef00d}, in_place);
+  CHECK(hex(in_place) == "0080000000000000" "0000010000000000" "0df0feca" "00000000");
+  CHECK(decode_in_place(in_place).masked_crc == 0xcafef00d);
+  CHECK(uint8_t(RecordType::kInPlace) == 8);
+  CHECK(std::string(record_type_name(RecordType::kInPlace)) == "INPLACE");
 
   DataPayload d;
   d.pattern = RawPattern::contiguous(0x4000, 0x10);
@@ -169,7 +176,7 @@ TEST_CASE("golden bytes: the binding and the log-form guard") {
 }
 
 TEST_CASE("journals of older format versions are recovered") {
-  for (const char* version : {"v1", "v2", "v3", "v4"}) {
+  for (const char* version : {"v1", "v2", "v3", "v4", "v5"}) {
     CAPTURE(version);
     TempDir dir;
     std::filesystem::path from = std::filesystem::path(H5J_TEST_DATA_DIR) / "old_journals" / version;
