@@ -116,8 +116,16 @@ Status JournaledFile::commit_transaction() {
     if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
     H5J_RETURN_IF_ERROR(base_->guard());
   }
-  H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
-  H5J_RETURN_IF_ERROR(commit_declaring(unwritten_.declare(image_.logical_size)));
+  H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
+  std::vector<UnwrittenSpace::Range> unwritten = unwritten_.declare(image_.logical_size);
+  auto in_place = in_place_records(unwritten);
+  if (!in_place) return in_place.status();
+  if (!*in_place) H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
+  // The file's bytes start on their way to the disk while the journal's
+  // are written back: the one flush then waits for less.
+  else base_->start_writeback(0, 0);
+  H5J_RETURN_IF_ERROR(commit_declaring(unwritten, *in_place ? &**in_place : nullptr));
+  base_->forget_in_place();
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   ++stats_.commits;
@@ -126,12 +134,16 @@ Status JournaledFile::commit_transaction() {
 
 // The open transaction's COMMIT, durable, with ZERO records declaring
 // `unwritten`, what HDF5 allocated and never wrote: zeros at this commit,
-// whatever later writes put there in place (unwritten_space.h).
-Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten) {
+// whatever later writes put there in place (unwritten_space.h).  With
+// `in_place`, a commit of one flush: the file's fdatasync, after the
+// COMMIT is written back, flushes both (transaction.h).
+Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten,
+                                       const std::vector<InPlacePayload>* in_place) {
   auto file_size = recorded_file_size();
   if (!file_size) return file_size.status();
-  return txn_->commit(pending_, unwritten, image_.logical_size, *file_size,
-                      [this] { return readers_ && readers_->readers_present(); });
+  H5J_RETURN_IF_ERROR(txn_->commit(pending_, in_place, unwritten, image_.logical_size, *file_size,
+                                   [this] { return readers_ && readers_->readers_present(); }));
+  return in_place ? make_writes_durable(false) : Status::ok();
 }
 
 // A new generation holds none of the old one's ZERO records, so the ranges

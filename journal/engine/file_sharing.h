@@ -44,6 +44,10 @@ class FileSharing {
   // gaps (DataLogSet::records_of, h5recover).  Serially only raw=log and
   // raw=auto need one.
   bool keeps_data_log(RawMode mode) const { return shared_ || mode != RawMode::kInPlace; }
+  // A commit of one flush names the in-place bytes it covers in INPLACE
+  // records (transaction.h); other ranks' in-place bytes are theirs to sync
+  // before rank 0's COMMIT, and no record of rank 0's could name them.
+  bool commits_in_one_flush() const { return !shared_; }
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).
   bool publishes_records() const { return shared_; }

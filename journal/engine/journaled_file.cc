@@ -94,6 +94,7 @@ Status JournaledFile::load_journal() {
     return data_logs_.records_of(header, first, last);
   };
   auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
+  if (plan) plan = without_unacknowledged(std::move(*plan), data_log);
   if (!plan) return plan.status().prefixed(journal_->path() + ": ");
   // The first generation of a file created empty, with no commit: the last
   // commit is "before the create".  Replaying that would empty the file,
@@ -127,6 +128,22 @@ Status JournaledFile::load_journal() {
                       " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
   plan_ = std::move(*plan);
   return Status::ok();
+}
+
+// A commit of one flush whose in-place bytes never reached the disk was
+// never acknowledged (transaction.h): the plan is made again without it.
+Result<ReplayPlan> JournaledFile::without_unacknowledged(ReplayPlan plan, const DataLogAccess& data_log) {
+  if (plan.last_in_place.empty()) return plan;
+  ByteSource journal = [this](uint64_t offset, std::span<std::byte> out) { return read_exact(*journal_, offset, out); };
+  DataLogSource logs = [this](uint32_t log, uint64_t offset, std::span<std::byte> out) {
+    return data_logs_.read(log, offset, out);
+  };
+  auto present = in_place_bytes_present(plan, *base_, journal, logs);
+  if (!present) return present.status();
+  if (*present) return plan;
+  auto reader = JournalReader::open(*journal_);
+  if (!reader) return reader.status();
+  return plan_replay(**reader, opts_.recovery_mode, data_log, plan.last_applied_txn);
 }
 
 Status JournaledFile::never_committed() const {

@@ -176,6 +176,7 @@ class JournaledFile : private RecoveredImage {
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
+  Result<ReplayPlan> without_unacknowledged(ReplayPlan plan, const DataLogAccess& data_log);
   Status replay_into_base();
   // Before the file's committed bytes are rewritten (a checkpoint, a close, a
   // recovery): with `wait`, live readers get up to reader_wait to leave;
@@ -230,7 +231,18 @@ class JournaledFile : private RecoveredImage {
   // --- commit, checkpoint, close (commit.cc) ---
   // The COMMIT record, durable, after the writes it covers; no checkpoint.
   Status commit_transaction();
-  Status commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten);
+  Status commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten,
+                          const std::vector<InPlacePayload>* in_place = nullptr);
+  // --- the commit of one flush (commit_in_one_flush.cc) ---
+  // The INPLACE records naming this transaction's in-place bytes, if this
+  // commit may be made in one flush; nullopt if the file must be synced
+  // before the COMMIT is written.
+  Result<std::optional<std::vector<InPlacePayload>>> in_place_records(
+      const std::vector<UnwrittenSpace::Range>& unwritten);
+  Result<std::optional<uint32_t>> crc_of_file_bytes(uint64_t addr, uint64_t len, AlignedBuffer& scratch);
+  // An extent's pieces that only the file holds in this commit's image.
+  std::vector<InPlaceWrites::Extent> only_in_file(const InPlaceWrites::Extent& e,
+                                                  const std::vector<UnwrittenSpace::Range>& unwritten) const;
   // Who wrote this journal, for anyone reading it after a crash.
   std::string session_note() const;
   // After a checkpoint: the unwritten ranges declared again (a commit).
@@ -295,6 +307,7 @@ class JournaledFile : private RecoveredImage {
   // The session.
   PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
+  bool one_flush_ = false;          // commits may be made in one flush (open: commit_in_one_flush.cc)
   bool base_empty_ = false;         // the file holds no checkpoint yet (created empty): first_superblock_committed
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

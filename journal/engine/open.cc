@@ -221,6 +221,11 @@ Status JournaledFile::start_writing() {
   // What this session will allocate past the file's end, HDF5 writes
   // through it.  Under MPI another rank may write any byte: nothing counts.
   if (sharing_.tracks_unwritten_space()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
+  // One device's cache flush must cover the journal and the file for a
+  // commit of one flush (commit_in_one_flush.cc).
+  one_flush_ = opts_.ring.durable && sharing_.commits_in_one_flush() &&
+               opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
+  if (one_flush_) base_->track_in_place();
   // A journal that was found exists durably, so the binding may name it now;
   // a new journal is bound at its first commit, once its name is durable.
   return report_.journal_found ? bind() : Status::ok();

@@ -11,6 +11,13 @@
 // refuses to run while it needs anything (asserted), so no path can write a
 // COMMIT before the bytes it names.
 //
+// One exception, the commit of one flush (design.md §9): in-place bytes may
+// still be pending if INPLACE records name them, with their CRCs, before
+// the COMMIT.  The COMMIT is then only written back to the device, and the
+// file's fdatasync that follows flushes both.  Recovery refuses the last
+// transaction if the file fails an INPLACE record's CRC: its flush never
+// completed, so no H5Fflush returned for it.
+//
 // Worked example, a crash at each point of a commit of one in-place write W
 // and one DATA record D:
 //   - before 1 is durable: the journal ends at the previous COMMIT, and
@@ -20,6 +27,10 @@
 //   - between 2 and 3: as above; D's bytes sit in the data log unreferenced,
 //     and the next generation empties it;
 //   - after 3: the COMMIT is durable, and so are W and D: this commit.
+// In one flush (no D), W and the COMMIT reach the disk in either order:
+//   - the COMMIT without W: W's INPLACE CRC fails, and recovery comes back
+//     at the previous commit, as before 1;
+//   - W without the COMMIT: as before 1; both: this commit.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +53,8 @@ class PendingWrites {
   void wrote_in_place() { in_place_ = true; }
   void logged() { logged_ = true; }
   bool any() const { return in_place_ || logged_; }
+  bool has_in_place() const { return in_place_; }
+  bool has_logged() const { return logged_; }
   // The file's in-place bytes, then the data log, durable (only written,
   // with `durable` false).  `whole_file`: fsync rather than fdatasync, for
   // the first commit's binding attribute.
@@ -72,12 +85,16 @@ class Transaction {
   void changed() { dirty_ = true; }
   bool dirty() const { return dirty_; }
 
-  // ZERO records declaring `unwritten` (what HDF5 allocated and never
-  // wrote), then the COMMIT, durable.  Requires `pending` to hold nothing
-  // (THE ORDER OF DURABILITY).  `readers_present` says, asked after the
-  // COMMIT, whether a live reader holds a snapshot (placed_allowed).
-  Status commit(const PendingWrites& pending, const std::vector<UnwrittenSpace::Range>& unwritten,
-                uint64_t logical_size, uint64_t file_size, const std::function<bool()>& readers_present);
+  // INPLACE records naming `in_place` if given, ZERO records declaring
+  // `unwritten` (what HDF5 allocated and never wrote), then the COMMIT,
+  // durable; with `in_place`, only written back, for the caller's sync of
+  // the file to flush.  Requires `pending` to hold nothing, or with
+  // `in_place` only in-place bytes (THE ORDER OF DURABILITY).
+  // `readers_present` says, asked after the COMMIT, whether a live reader
+  // holds a snapshot (placed_allowed).
+  Status commit(const PendingWrites& pending, const std::vector<InPlacePayload>* in_place,
+                const std::vector<UnwrittenSpace::Range>& unwritten, uint64_t logical_size, uint64_t file_size,
+                const std::function<bool()>& readers_present);
   // Whether a write into declared unwritten space may go in place, with a
   // PLACED record, until the next commit (unwritten_space.h).
   bool placed_allowed() const { return placed_allowed_; }

@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "image_layers.h"
+#include "in_place_writes.h"
 #include "superblock_guard.h"
 #include "unwritten_space.h"
 
@@ -42,17 +43,19 @@ class WriteAheadFile : public SuperblockGuardFile {
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
     assert(may_change(offset, offset + data.size()));
     H5J_RETURN_IF_ERROR(SuperblockGuardFile::write_at(offset, data));
-    grew_to(offset + data.size());
+    wrote(offset, data);
     return Status::ok();
   }
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override {
     assert(may_change(offset, offset + data.size()));
     auto ticket = SuperblockGuardFile::submit_write(offset, data);
-    if (ticket) grew_to(offset + data.size());
+    if (ticket) wrote(offset, data);
     return ticket;
   }
   Status truncate(uint64_t size) override {
     assert(rewriting_ || size >= image_.committed_size);
+    if (!rewriting_) cut_in_place_ = true;
+    if (synced_size_) synced_size_ = std::min(*synced_size_, size);  // a cut may reach the disk unsynced
     written_size_.reset();  // a failed cut may have cut part of the way
     H5J_RETURN_IF_ERROR(SuperblockGuardFile::truncate(size));
     written_size_ = size;
@@ -72,6 +75,27 @@ class WriteAheadFile : public SuperblockGuardFile {
     return *written_size_;
   }
 
+  // The writes in place since the last commit (not a rewrite's), kept
+  // from track_in_place() on: a commit of one flush names them.
+  void track_in_place() { tracks_in_place_ = true; }
+  const InPlaceWrites& in_place() const { return in_place_; }
+  // Whether a cut changed the file's size since the last commit: a size
+  // no INPLACE record can vouch for, so the commit syncs the file first.
+  bool cut_in_place() const { return cut_in_place_; }
+  // At a commit: what in_place() and cut_in_place() held is durable.
+  void forget_in_place() {
+    in_place_.forget();
+    cut_in_place_ = false;
+  }
+
+  Status sync_data() override { return synced(SuperblockGuardFile::sync_data()); }
+  Status sync_all() override { return synced(SuperblockGuardFile::sync_all()); }
+  Status sync_after_writes() override { return synced(SuperblockGuardFile::sync_after_writes()); }
+  // The size the file has on disk for certain: as its last sync left it
+  // (cut shorter since, perhaps).  nullopt until a sync with size_as_written
+  // known.
+  std::optional<uint64_t> synced_size() const { return synced_size_; }
+
   // Committed bytes may be written from now until end_rewrite.
   void begin_rewrite() { rewriting_ = true; }
   void end_rewrite() { rewriting_ = false; }
@@ -80,14 +104,23 @@ class WriteAheadFile : public SuperblockGuardFile {
   bool may_change(uint64_t lo, uint64_t hi) const {
     return rewriting_ || lo >= image_.committed_size || unwritten_.declared(lo, hi);
   }
-  void grew_to(uint64_t end) {
-    if (written_size_) written_size_ = std::max(*written_size_, end);
+  Status synced(Status s) {
+    if (s) synced_size_ = written_size_;
+    return s;
+  }
+  void wrote(uint64_t offset, std::span<const std::byte> data) {
+    if (written_size_) written_size_ = std::max(*written_size_, offset + data.size());
+    if (tracks_in_place_ && !rewriting_) in_place_.wrote(offset, data);
   }
 
   const ImageLayers& image_;
   const UnwrittenSpace& unwritten_;
   bool rewriting_ = false;
   std::optional<uint64_t> written_size_;  // size_as_written(), once asked
+  bool tracks_in_place_ = false;
+  InPlaceWrites in_place_;
+  bool cut_in_place_ = false;
+  std::optional<uint64_t> synced_size_;
 };
 
 }  // namespace h5j

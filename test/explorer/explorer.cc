@@ -259,7 +259,7 @@ class Explorer {
   }
 
   static void dump(const Image& image, const std::vector<Op>& trace, const CrashSpec& c) {
-    static const char* kinds[] = {"write", "truncate", "sync_data", "sync_all", "create", "remove", "sync_dir", "set_xattr", "remove_xattr"};
+    static const char* kinds[] = {"write", "truncate", "sync_data", "sync_all", "create", "remove", "sync_dir", "set_xattr", "remove_xattr", "write_back"};
     for (const auto& [path, node] : image) {
       std::printf("  image %s: %zu bytes, xattrs %zu", path.c_str(), node.data.size(), node.xattrs.size());
       if (path.ends_with(".jnl") && node.data.size() >= 4096) {
@@ -321,6 +321,10 @@ class Explorer {
   const Stats& stats() const { return stats_; }
   size_t trace_size() const { return trace_.size(); }
   size_t commits() const { return rec_.acked.size(); }
+  // Commits of one flush: each writes the journal back (Op::kWriteBack).
+  size_t one_flush_commits() const {
+    return size_t(std::count_if(trace_.begin(), trace_.end(), [](const Op& op) { return op.kind == Op::kWriteBack; }));
+  }
 
  private:
   const Workload& w_;
@@ -390,10 +394,10 @@ int main(int argc, char** argv) {
     s.readers = rx.stats().readers;
     s.readers_expired = rx.stats().readers_expired;
     s.readers_of_closed = rx.stats().readers_of_closed;
-    std::printf("%-12s %5zu operations, %2zu commits: %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
+    std::printf("%-12s %5zu operations, %2zu commits (%zu of one flush): %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
                 "%llu distinct recovered files, %llu before the first commit; %llu readers of a checkpoint at every commit "
                 "(%llu expired, %llu of the closed file)\n",
-                w->name.c_str(), ex.trace_size(), ex.commits(), (unsigned long long)s.states,
+                w->name.c_str(), ex.trace_size(), ex.commits(), ex.one_flush_commits(), (unsigned long long)s.states,
                 (unsigned long long)s.prefix_states, (unsigned long long)s.random_states,
                 (unsigned long long)s.recovery_states, (unsigned long long)s.distinct_images,
                 (unsigned long long)s.before_first_commit, (unsigned long long)s.readers,

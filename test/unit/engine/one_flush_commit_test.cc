@@ -1,0 +1,191 @@
+// The commit of one flush (commit_in_one_flush.cc): which syncs a commit
+// makes, the INPLACE records it writes, and recovery leaving out a last
+// commit whose in-place bytes never reached the file.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "crc32c.h"
+#include "engine_test_util.h"
+#include "in_place_writes.h"
+#include "journal_reader.h"
+#include "posix_file.h"
+
+using namespace h5j;
+using namespace h5j::test;
+
+namespace {
+
+// The syncs and write backs the engines ask of the system, by file name.
+struct SyncsSeen : Syscalls {
+  std::vector<std::string> calls;
+  static std::string name_of(int fd) {
+    char link[64], target[PATH_MAX] = "";
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = ::readlink(link, target, sizeof target - 1);
+    std::string path(target, n > 0 ? size_t(n) : 0);
+    return path.ends_with(".jnl") ? "journal" : path.ends_with(".h5") ? "file" : path;
+  }
+  int fdatasync(int fd) override {
+    calls.push_back("fdatasync " + name_of(fd));
+    return Syscalls::fdatasync(fd);
+  }
+  int fsync(int fd) override {
+    calls.push_back("fsync " + name_of(fd));
+    return Syscalls::fsync(fd);
+  }
+  int write_back(int fd) override {
+    calls.push_back("write back " + name_of(fd));
+    return Syscalls::write_back(fd);
+  }
+};
+
+// The real file system, told whether one cache flush covers both files
+// (the answer statfs would give on ext4, or on tmpfs).
+struct OneDevice : PosixFileSystem {
+  bool shares;
+  OneDevice(Syscalls& sys, bool shares) : PosixFileSystem(sys), shares(shares) {}
+  bool shares_cache_flush(const std::string&, const std::string&) override { return shares; }
+};
+
+struct Writer : FileInDir {
+  SyncsSeen syncs;
+  OneDevice fs;
+  explicit Writer(bool shares = true) : fs(syncs, shares) {
+    opts.fs = &fs;
+    opts.engine = IoEngine::kSync;
+  }
+  // Commit 1 (the first, which syncs the file whole), then commit 2 with
+  // `step` in place after it; the syncs commit 2 made.
+  std::vector<std::string> two_commits(const std::vector<std::byte>& step) {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(8192, std::byte(1)), 0));
+    REQUIRE((*f)->commit());
+    syncs.calls.clear();
+    REQUIRE((*f)->write(8192, step, 0));
+    REQUIRE((*f)->commit());
+    return syncs.calls;  // the handle is dropped unclosed: a crash
+  }
+  std::vector<Record> in_place_records() {
+    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+    REQUIRE(journal);
+    auto reader = JournalReader::open(**journal);
+    REQUIRE(reader);
+    std::vector<Record> out;
+    for (;;) {
+      auto r = (*reader)->next();
+      REQUIRE(r);
+      if (!r->has_value()) return out;
+      if ((*r)->header.type == RecordType::kInPlace) out.push_back(**r);
+    }
+  }
+};
+
+std::vector<std::byte> step_bytes() {
+  std::vector<std::byte> step(20000);
+  for (size_t i = 0; i < step.size(); ++i) step[i] = std::byte(i * 7 + 3);
+  return step;
+}
+
+}  // namespace
+
+TEST_CASE("a commit with bytes in place writes the journal back, and one fdatasync of the file flushes both") {
+  Writer w;
+  auto step = step_bytes();
+  CHECK(w.two_commits(step) == std::vector<std::string>{"write back journal", "fdatasync file"});
+  auto records = w.in_place_records();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].header.txn == 2);
+  CHECK(records[0].write.address == 8192);
+  CHECK(records[0].write.length == step.size());
+  CHECK(records[0].data_crc == mask_crc(crc32c(step.data(), step.size())));
+}
+
+TEST_CASE("where one flush does not cover both files, the file is synced before the journal") {
+  Writer w(/*shares=*/false);
+  CHECK(w.two_commits(step_bytes()) == std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+  CHECK(w.in_place_records().empty());
+}
+
+TEST_CASE("a commit with nothing in place syncs the journal alone") {
+  Writer w;
+  w.opts.inplace_min_bytes = 1 << 20;  // the step is journaled
+  CHECK(w.two_commits(step_bytes()) == std::vector<std::string>{"fdatasync journal"});
+}
+
+TEST_CASE("a last commit whose bytes in place never reached the file is left out") {
+  Writer w;
+  auto step = step_bytes();
+  w.two_commits(step);
+  std::vector<std::byte> commit1(8192, std::byte(1));
+  auto recovered = [&](Access access) {
+    auto f = JournaledFile::open(w.path, access, w.opts);
+    REQUIRE_MESSAGE(f, f.status().message());
+    auto bytes = read_all(**f);
+    StreamEnd end = (*f)->report().end;
+    uint64_t last = (*f)->report().last_txn;
+    if (access != Access::kReadOnly) REQUIRE((*f)->close());
+    return std::tuple(bytes, end, last);
+  };
+  SUBCASE("the bytes are there: the last commit") {
+    auto [bytes, end, last] = recovered(Access::kReadOnly);
+    CHECK(last == 2);
+    CHECK(bytes.size() == 8192 + step.size());
+  }
+  SUBCASE("one byte differs: the commit before") {
+    ::chmod(w.path.c_str(), 0644);  // the crashed writer's write protection
+    auto bytes = read_file(w.path);
+    bytes[8192 + 1000] ^= std::byte(1);
+    write_file(w.path, bytes);
+    auto [got, end, last] = recovered(Access::kReadOnly);
+    CHECK(last == 1);
+    CHECK(end == StreamEnd::kInPlaceMissing);
+    CHECK(got == commit1);
+    // A recovery that writes gives the same, and leaves the journal behind it.
+    auto [again, end2, last2] = recovered(Access::kReadWrite);
+    CHECK(again == commit1);
+    CHECK(read_file(w.path) == commit1);
+  }
+  SUBCASE("the file's growth never reached the disk: the commit before, not a file cut short") {
+    REQUIRE(::truncate(w.path.c_str(), 8192) == 0);
+    auto [got, end, last] = recovered(Access::kReadOnly);
+    CHECK(last == 1);
+    CHECK(got == commit1);
+  }
+}
+
+TEST_CASE("in-place writes: an ascending run keeps one CRC; an overwrite is read back") {
+  InPlaceWrites w;
+  std::vector<std::byte> a(100, std::byte(1)), b(50, std::byte(2));
+  w.wrote(1000, a);
+  w.wrote(1100, b);  // continues the run
+  w.wrote(5000, a);  // a run of its own
+  auto e = w.extents();
+  REQUIRE(e.size() == 2);
+  std::vector<std::byte> ab = a;
+  ab.insert(ab.end(), b.begin(), b.end());
+  CHECK(e[0].addr == 1000);
+  CHECK(e[0].len == 150);
+  CHECK(e[0].exact);
+  CHECK(e[0].crc == crc32c(ab.data(), ab.size()));
+  w.wrote(1050, b);  // over the first run: one extent over the union, read back
+  w.wrote(900, b);   // touches nothing: a run of its own before it
+  e = w.extents();
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].addr == 900);
+  CHECK(e[1].addr == 1000);
+  CHECK(e[1].len == 150);
+  CHECK_FALSE(e[1].exact);
+  w.wrote(940, a);  // across two extents: merged
+  e = w.extents();
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].addr == 900);
+  CHECK(e[0].len == 250);
+  CHECK_FALSE(e[0].exact);
+  w.forget();
+  CHECK(w.extents().empty());
+}
