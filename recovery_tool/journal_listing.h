@@ -10,9 +10,10 @@
 //   fingerprint: S sample(s)                       (format version 5 on)
 //   commits aligned to B bytes [(written with durable=false)]
 //   OFFSET TYPE TXN ADDRESS LENGTH BYTES_AT CRC [NOTE]
-//     TYPE is BEGIN, WRITE, COMMIT, COMMENT, ZERO or DATA; ADDRESS and
-//     LENGTH the file range a record covers; BYTES_AT where its bytes are:
-//     a journal offset for WRITE, LOG:OFFSET for DATA.  CRC is ok for a
+//     TYPE is BEGIN, WRITE, COMMIT, COMMENT, ZERO, DATA, PLACED or INPLACE;
+//     ADDRESS and LENGTH the file range a record covers; BYTES_AT where its
+//     bytes are: a journal offset for WRITE, LOG:OFFSET for DATA.  An
+//     INPLACE line's NOTE is "in the file, masked CRC32C X".  CRC is ok for a
 //     record that validates, and bad on a DAMAGED line: the stream broke
 //     there (NOTE says why), and listing resumes at the next valid record.
 //   end: WHY at offset OFFSET

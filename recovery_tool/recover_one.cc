@@ -175,6 +175,7 @@ std::string recovered_message(const std::string& target, const OpenReport& r, bo
   if (r.discarded_records > 0)
     m += ", discarded " + std::to_string(r.discarded_records) + " record(s) of an uncommitted transaction";
   if (!r.skipped.empty()) m += ", skipped " + std::to_string(r.skipped.size()) + " damaged stretch(es)";
+  if (r.end == StreamEnd::kInPlaceMissing) m += ", left out " + r.end_detail;
   if (r.rebuilt_txns > 0)
     m += ", rebuilt the raw data of " + std::to_string(r.rebuilt_txns) +
          " transaction(s) whose journal records were damaged, from the data log";

@@ -109,7 +109,9 @@ Status JournaledFile::load_journal() {
   report_.bytes_applied = plan->bytes_to_apply;
   report_.logical_size = plan->logical_size;
   report_.end = plan->summary.end;
-  report_.end_detail = (*reader)->end_detail();
+  report_.end_detail = plan->unacknowledged_txn == 0 ? (*reader)->end_detail()
+                                                      : "transaction " + std::to_string(plan->unacknowledged_txn) + ": " +
+                                                            stream_end_name(StreamEnd::kInPlaceMissing);
   report_.skipped = plan->skipped;
   report_.rebuilt_txns = plan->rebuilt_txns;
   // Recovery is needed if any transaction committed, or if the file is not at

@@ -41,6 +41,7 @@ struct Options {
   std::string driver = "journal";
   int steps = 400;
   std::string checkpoint_bytes = "262144";
+  std::string elems;  // doubles a step (timestep_sim's default if empty)
   bool expect_damage = false;
   std::string h5recover, h5diff;  // recover with h5recover, then compare with a reference
 };
@@ -72,6 +73,7 @@ std::vector<std::string> sim_args(const Options& o, const std::string& cmd, cons
                                 "--checkpoint-bytes", o.checkpoint_bytes};
   if (o.latest_format) a.push_back("--latest-format");
   if (!o.durable) a.push_back("--no-durable");
+  if (!o.elems.empty()) a.insert(a.end(), {"--elems", o.elems});
   return a;
 }
 
@@ -157,6 +159,7 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-durable", o.durable, "durable=false: a kill must lose no acknowledged commit all the same");
   app.add_option("--driver", o.driver, "journal; default (HDF5_DRIVER, the plugin); or sec2 to show what the test catches");
   app.add_option("--steps", o.steps, "steps per writer run");
+  app.add_option("--elems", o.elems, "doubles a step: 20000 or more go in place, in commits of one flush");
   app.add_option("--checkpoint-bytes", o.checkpoint_bytes, "small, so that kills land in checkpoints");
   app.add_flag("--expect-damage", o.expect_damage, "succeed only if some kill left a damaged file (sec2)");
   app.add_option("--h5recover", o.h5recover, "recover each crash with this h5recover, then check with plain HDF5");
