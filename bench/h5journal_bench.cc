@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "h5journal.h"
+#include "particles.h"
 #include "workloads.h"
 
 namespace {
@@ -247,6 +248,35 @@ json strided_elements(const Driver& d, const std::string& path, const StridedSha
   f.close();
   json r = result("strided", d, seconds_since(t0));
   r.update({{"bytes", bytes}, {"stride", shape.stride}, {"layout", shape.layout}});
+  add_disk_counts(r, disk0, path);
+  return r;
+}
+
+// h5bench's particle patterns (particles.h) in `processes` processes at
+// once, a file each (FILE.0, FILE.1, ...), each committed once, at its
+// close: the time includes the close, as h5bench's observed rate does.
+json particles(const Driver& d, const std::string& path, const ParticlePattern& p, int processes) {
+  DiskCounters disk0 = disk_counters(path);
+  auto t0 = Clock::now();
+  std::vector<pid_t> writers;
+  for (int i = 0; i < processes; ++i) {
+    pid_t pid = fork();
+    if (pid < 0) die(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      BenchFile f(d, path + "." + std::to_string(i));
+      write_particles(f.id(), p);
+      f.close();
+      std::_Exit(0);
+    }
+    writers.push_back(pid);
+  }
+  for (pid_t pid : writers) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("a particle writer failed");
+  }
+  json r = result("particles", d, seconds_since(t0));
+  r.update({{"bytes", uint64_t(processes) * uint64_t(p.timesteps) * p.particles * 32}, {"layout", p.layout},
+            {"dims", p.dims}, {"processes", processes}});
   add_disk_counts(r, disk0, path);
   return r;
 }
@@ -587,6 +617,11 @@ int main(int argc, char** argv) {
   w4->add_option("--step-kib", kib, "KiB a step (default 8)");
   StridedShape shape;
   shape.add_options(*with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset")));
+  ParticlePattern pattern;
+  int processes = 1;
+  auto* pt = with_driver(app.add_subcommand("particles", "h5bench's particle patterns, a file per process"));
+  pattern.add_options(*pt);
+  pt->add_option("--processes", processes, "writers at once, a file each");
   int pieces = 16;
   auto* parts = with_driver(app.add_subcommand("parts", "a checkpoint written in parts, a commit after each"));
   parts->add_option("--mib", mib, "MiB in the dataset");
@@ -635,6 +670,7 @@ int main(int argc, char** argv) {
   if (*w4) r = w4_time_series(driver, path, count, kib);
   if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
+  if (*pt) r = particles(driver, path, pattern, processes);
   if (*bs) r = bare_step(path, kib, count);
   if (*mk) make_crashed_journal(path, mib);
   if (*orec) r = open_recover(path);

@@ -51,6 +51,9 @@ STRIDED_SHAPES = ([("contiguous", s) for s in (2, 4, 16, 64)] + [("chunked", s) 
 # At the larger size, the shapes whose cost grows with it; columns are
 # left out (sec2 takes 4 s for 16 MiB of them, 30 s at the larger size).
 STRIDED_LARGE_SHAPES = [("contiguous", 4), ("contiguous", 64), ("chunked", 4)]
+# h5bench's particle patterns (bench/particles.h): (layout, dimensions).
+PARTICLE_PATTERNS = [("CC", 1), ("CC", 2), ("CC", 3), ("CI", 1), ("IC", 1), ("II", 1), ("CS", 1)]
+PARTICLE_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/nosync"]
 
 # Sizes: (full run, --quick).  A pair is two sizes, the second larger,
 # run with FEW_DRIVERS: how cost grows with size.
@@ -63,6 +66,7 @@ SIZES = {
     "w4_sweep_mib": (64, 2),  # each sweep sample writes about this much, in 16 to 500 steps
     "strided_elements": ((1 << 21, 1 << 23), (1 << 16, 1 << 17)),
     "parts_mib": ((256, 1024), (16, 32)),
+    "particles": (1 << 18, 1 << 12),  # a timestep's particles, 32 bytes each; 8 timesteps a file
     "parts_pieces": (16, 4),
     "w5_mib": ((64, 1024), (16,)),
     "reader_open_mib": ((1, 16, 64, 256), (1, 16)),  # a live reader's open against the journal's size
@@ -410,6 +414,12 @@ def main():
             strided[(n, layout, stride)] = b.alternate(
                 "strided", ["--elements", n, "--stride", stride, "--layout", layout], FEW_DRIVERS,
                 tag=f"/{n}/{layout}/{stride}")
+    particles = {}
+    for processes in (1, 2):
+        for layout, dims in PARTICLE_PATTERNS:
+            particles[(layout, dims, processes)] = b.alternate(
+                "particles", ["--layout", layout, "--dims", dims, "--particles", b.size("particles"),
+                              "--processes", processes], PARTICLE_DRIVERS, tag=f"/{layout}/{dims}/{processes}")
     parts = {mib: b.alternate("parts", ["--mib", mib, "--pieces", b.size("parts_pieces")], DURABLE_DRIVERS,
                               tag=f"/{mib}") for mib in b.size("parts_mib")}
     w5 = {mib: b.recovery(mib) for mib in b.size("w5_mib")}
@@ -432,6 +442,7 @@ def main():
     report_w4(rep, b.size("w4_steps"), w4, w4_sync_us)
     report_sweep(rep, sweep)
     report_strided(rep, strided)
+    report_particles(rep, particles, b.size("particles"))
     report_parts(rep, parts, b.size("parts_pieces"))
     report_w5(rep, w5)
     report_live_readers(rep, *live)
@@ -483,6 +494,11 @@ def main():
     for (n, layout, stride), res in strided.items():
         shape = f"strided {layout} stride {stride}, {n * 8 / 2**20:g} MiB"
         ratio_target(f"{shape}: journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 1.0)
+        ratio_target(f"{shape}: journal/uring vs durable sec2", throughput(res["journal/uring"]),
+                     throughput(res["sec2-durable"]), 1.0)
+    for (layout, dims, processes), res in particles.items():
+        shape = f"h5bench {layout} {dims}-D, {processes} process(es)"
+        ratio_target(f"{shape}: journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 0.9)
         ratio_target(f"{shape}: journal/uring vs durable sec2", throughput(res["journal/uring"]),
                      throughput(res["sec2-durable"]), 1.0)
     for mib, res in parts.items():
@@ -600,6 +616,18 @@ def report_strided(rep, strided):
                     [f"{throughput(res['journal/nosync']) / throughput(res['sec2']):.2f}x",
                      f"{throughput(res['journal/uring']) / throughput(res['sec2-durable']):.2f}x"])
     rep.table(["size", "layout", "stride"] + FEW_DRIVERS + ["nosync / sec2", "uring / durable sec2"], rows)
+
+
+def report_particles(rep, particles, n):
+    rep.add(f"### h5bench's particle patterns: {n} particles of 32 bytes a timestep, 8 timesteps, a file per process",
+            "", "MB/s (median) from the start to the last close, which commits once; the ratios are journal/nosync "
+            "to sec2 and journal/uring to durable sec2.", "")
+    rows = []
+    for (layout, dims, processes), res in particles.items():
+        rows.append([f"{layout} {dims}-D", processes] + [f"{throughput(res[d]):.0f}" for d in PARTICLE_DRIVERS] +
+                    [f"{throughput(res['journal/nosync']) / throughput(res['sec2']):.2f}x",
+                     f"{throughput(res['journal/uring']) / throughput(res['sec2-durable']):.2f}x"])
+    rep.table(["pattern", "processes"] + PARTICLE_DRIVERS + ["nosync / sec2", "uring / durable sec2"], rows)
 
 
 def report_parts(rep, parts, pieces):
