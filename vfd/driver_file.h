@@ -17,6 +17,7 @@
 #include "h5journal.h"
 #include "journaled_file.h"
 #include "rank_group.h"
+#include "selection_pieces.h"
 
 namespace h5j {
 
@@ -31,10 +32,11 @@ struct JournalDriverFile {
   FileId id;
   bool commit_pending = false;  // truncate(closing=false) seen: the next flush() commits
   std::unique_ptr<RankGroup> ranks;  // null: opened by this process alone
-  // The raw pieces of write_vector and write_selection, kept between
-  // calls: a strided selection brings a million pieces, and a fresh vector
-  // each call costs its page faults again.
-  std::vector<RawPiece> raw_pieces;
+  // The raw pieces of write_vector and write_selection, and the bytes a
+  // selection's pieces were gathered into, kept between calls: a strided
+  // selection brings a million pieces, and a fresh vector each call costs
+  // its page faults again.
+  SelectionScratch raw_pieces;
 };
 
 // A commit: the file's own, or the ranks' collective one.

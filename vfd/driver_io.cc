@@ -124,7 +124,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
                             size_t sizes[], const void* bufs[]) {
   return exceptions_as_errors("H5FD_journal_write_vector", herr_t(-1), [&]() -> herr_t {
     JournaledFile& f = *self(file)->file;
-    std::vector<RawPiece>& raw = self(file)->raw_pieces;
+    std::vector<RawPiece>& raw = self(file)->raw_pieces.pieces;
     raw.clear();
     Status s;
     bool all_raw = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -54,29 +55,63 @@ class SequenceWalk {
 }  // namespace
 
 Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_offset, size_t element_size,
-                                const void* buf, std::vector<RawPiece>& scratch,
+                                const void* buf, SelectionScratch& scratch,
                                 const std::function<Status(std::span<const RawPiece>)>& batch) {
   auto file = std::make_unique<SequenceWalk>(file_space, element_size);
   auto mem = std::make_unique<SequenceWalk>(mem_space, element_size);
   if (!file->valid() || !mem->valid()) return Status(Code::kInvalid, "H5Ssel_iter_create failed");
   const auto* bytes = static_cast<const std::byte*>(buf);
-  scratch.clear();
+  std::vector<RawPiece>& pieces = scratch.pieces;
+  std::vector<std::byte>& gathered = scratch.gathered;
+  if (gathered.size() < kGatherBytes) gathered.resize(kGatherBytes);
+  pieces.clear();
+  size_t used = 0;             // bytes of `gathered` the pieces hold
+  bool last_gathered = false;  // the last piece's bytes are in `gathered`
+  auto flush = [&]() -> Status {
+    Status s = pieces.empty() ? Status::ok() : batch(pieces);
+    pieces.clear();
+    used = 0;
+    last_gathered = false;
+    return s;
+  };
   for (;;) {
     H5J_RETURN_IF_ERROR(file->fill());
     H5J_RETURN_IF_ERROR(mem->fill());
     if (file->exhausted() || mem->exhausted()) break;
     size_t n = std::min(file->length(), mem->length());
-    scratch.push_back({file_offset + file->offset(), std::span(bytes + mem->offset(), n)});
+    uint64_t addr = file_offset + file->offset();
+    const std::byte* from = bytes + mem->offset();
     file->take(n);
     mem->take(n);
-    if (scratch.size() == kSelectionBatch) {
-      H5J_RETURN_IF_ERROR(batch(scratch));
-      scratch.clear();
+    RawPiece* last = pieces.empty() ? nullptr : &pieces.back();
+    bool follows = last != nullptr && last->addr + last->bytes.size() == addr;
+    if (follows && !last_gathered && last->bytes.data() + last->bytes.size() == from) {
+      last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);  // contiguous in both
+      continue;
     }
+    if (follows && n <= kGatherPiece) {
+      size_t need = n + (last_gathered ? 0 : last->bytes.size());
+      if (used + need <= gathered.size()) {
+        if (!last_gathered) {
+          std::memcpy(gathered.data() + used, last->bytes.data(), last->bytes.size());
+          last->bytes = std::span(gathered.data() + used, last->bytes.size());
+          used += last->bytes.size();
+          last_gathered = true;
+        }
+        std::memcpy(gathered.data() + used, from, n);
+        used += n;
+        last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);
+        continue;
+      }
+      H5J_RETURN_IF_ERROR(flush());  // the gather buffer is full: its pieces go first
+    }
+    pieces.push_back({addr, std::span(from, n)});
+    last_gathered = false;
+    if (pieces.size() == kSelectionBatch) H5J_RETURN_IF_ERROR(flush());
   }
   if (file->exhausted() != mem->exhausted())
     return Status(Code::kInvalid, "the memory and file selections of a write differ in size");
-  return scratch.empty() ? Status::ok() : batch(scratch);
+  return flush();
 }
 
 }  // namespace h5j

@@ -23,12 +23,23 @@ namespace h5j {
 // Walks the selections of `mem_space` and `file_space` (the same number of
 // elements of `element_size` bytes each) in step, as HDF5's own
 // translation to a vector does, and calls `batch` with the pieces, in the
-// file selection's order, up to kBatch at a time.  A piece is a run that is
-// contiguous both in the file (from `file_offset`) and in `buf`.
-// `scratch` holds each batch; the caller keeps it between calls.
+// file selection's order, up to kSelectionBatch at a time.  A piece is a
+// run contiguous in the file (from `file_offset`): contiguous in `buf`
+// too, or gathered from small runs that follow one another in the file
+// and not in `buf` (an array of structs written a member at a time,
+// h5bench's IC pattern: a 4-byte piece each would cost the engine's work
+// per piece a million times, where HDF5 gathers them once for sec2).
+// `scratch` holds each batch and the gathered bytes; the caller keeps it
+// between calls.
 constexpr size_t kSelectionBatch = 1 << 16;
+constexpr size_t kGatherPiece = 1024;        // runs up to this long are gathered
+constexpr size_t kGatherBytes = 4 << 20;     // bytes gathered in a batch, at most
+struct SelectionScratch {
+  std::vector<RawPiece> pieces;
+  std::vector<std::byte> gathered;
+};
 Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_offset, size_t element_size,
-                                const void* buf, std::vector<RawPiece>& scratch,
+                                const void* buf, SelectionScratch& scratch,
                                 const std::function<Status(std::span<const RawPiece>)>& batch);
 
 }  // namespace h5j
