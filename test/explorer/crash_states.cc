@@ -103,7 +103,7 @@ Image materialize(const Image& initial, const std::vector<Op>& trace, const Cras
   std::vector<Incarnation> incs;
   std::map<std::string, size_t> durable_ns, live_ns;  // path -> incarnation
   for (const auto& [path, node] : initial) {
-    incs.push_back({node, {}});
+    incs.push_back({node, {}, {}});
     durable_ns[path] = live_ns[path] = incs.size() - 1;
   }
   std::vector<std::pair<const Op*, size_t>> ns_pending;  // create/remove, incarnation
