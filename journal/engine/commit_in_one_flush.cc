@@ -22,7 +22,8 @@
 //  - the records fit in journal space whose allocation is durable
 //    (JournalWriter::fits_in_durable_space): written back, they need none
 //    of the journal's metadata;
-//  - at most InPlaceWrites::kMaxExtents extents;
+//  - at most InPlaceWrites::kMaxExtents extents and kMaxBytes bytes in
+//    place: past that a second flush costs less than the CRCs;
 //  - the file no longer than its last sync left it, or than the end of
 //    the last range INPLACE names: recovery's check of the file's size
 //    (file_match.h) must hold whenever the INPLACE CRCs do.

@@ -8,7 +8,13 @@
 namespace h5j {
 
 void InPlaceWrites::wrote(uint64_t addr, std::span<const std::byte> data) {
-  if (data.empty()) return;
+  if (data.empty() || overflowed_) return;
+  bytes_ += data.size();
+  if (bytes_ > kMaxBytes || extents_.size() >= kMaxExtents) {
+    overflowed_ = true;
+    extents_.clear();
+    return;
+  }
   const uint64_t end = addr + data.size();
   // The extents this write overlaps: the one before it, if it reaches past
   // addr, and every one starting inside it.

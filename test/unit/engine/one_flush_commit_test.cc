@@ -189,3 +189,27 @@ TEST_CASE("in-place writes: an ascending run keeps one CRC; an overwrite is read
   w.forget();
   CHECK(w.extents().empty());
 }
+
+TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit syncs the file first") {
+  InPlaceWrites w;
+  std::vector<std::byte> mib(1 << 20, std::byte(5));
+  uint64_t at = 0;
+  for (; at < InPlaceWrites::kMaxBytes; at += mib.size()) w.wrote(at, mib);
+  CHECK_FALSE(w.too_many());
+  CHECK(w.extents().size() == 1);
+  w.wrote(at, mib);
+  CHECK(w.too_many());
+  CHECK(w.extents().empty());
+  w.forget();
+  CHECK_FALSE(w.too_many());
+  for (uint64_t i = 0; i < InPlaceWrites::kMaxExtents; ++i) w.wrote(i * 100, std::span(mib).first(10));
+  CHECK_FALSE(w.too_many());
+  w.wrote(InPlaceWrites::kMaxExtents * 100, std::span(mib).first(10));
+  CHECK(w.too_many());
+}
+
+TEST_CASE("a commit of more than the byte budget in place syncs the file before the journal") {
+  Writer w;
+  std::vector<std::byte> big(InPlaceWrites::kMaxBytes + 4096, std::byte(9));
+  CHECK(w.two_commits(big) == std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+}
