@@ -49,6 +49,15 @@ constexpr uint64_t kMaxExtentBytes = 64 << 20;
 // space: 8-byte elements at a stride of 4 are 8x faster so.
 constexpr uint64_t kStagedPieceCost = 256;
 
+// Copies a piece into a sieve span.  Elements of 4 and 8 bytes, the
+// common case of a strided write, are copied at a constant size, inline:
+// a call to memcpy for each cost 10% of such a write.
+void copy_piece(std::byte* to, std::span<const std::byte> piece) {
+  if (piece.size() == 8) std::memcpy(to, piece.data(), 8);
+  else if (piece.size() == 4) std::memcpy(to, piece.data(), 4);
+  else std::memcpy(to, piece.data(), piece.size());
+}
+
 // Whether the pieces are dense enough in their span that sieve spans cost less
 // than staging them (they are sorted: HDF5 gives a selection in order).
 bool sieve_cheaper(std::span<const RawPiece> pieces) {
@@ -185,7 +194,7 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t ta
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }
-  std::vector<std::byte> span_bytes;
+  if (!sieve_span_) sieve_span_.reset(new std::byte[kSieveMax]);  // default-initialized: not zeroed
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i + 1;
     uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
@@ -197,10 +206,9 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t ta
     if (j == i + 1) {
       H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
     } else {
-      span_bytes.resize(end - start);
+      std::span<std::byte> span_bytes(sieve_span_.get(), end - start);
       H5J_RETURN_IF_ERROR(read_layers(start, span_bytes));
-      for (size_t k = i; k < j; ++k)
-        std::memcpy(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes.data(), pieces[k].bytes.size());
+      for (size_t k = i; k < j; ++k) copy_piece(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes);
       H5J_RETURN_IF_ERROR(write_by_rule(start, span_bytes, tag, inplace_min));
     }
     i = j;
