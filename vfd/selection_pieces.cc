@@ -32,16 +32,27 @@ class SequenceWalk {
     done_ = count_ == 0;
     return Status::ok();
   }
-  hsize_t offset() const { return off_[at_]; }
-  size_t length() const { return len_[at_]; }
-  void take(size_t n) {
-    if (n == len_[at_]) {
-      ++at_;
-    } else {
-      off_[at_] += n;
-      len_[at_] -= n;
+  // The current list from its current sequence, walked by value: a loop
+  // over a local cursor keeps its place in registers, where one through
+  // the walk would reload it after every store into the pieces.
+  struct Cursor {
+    hsize_t* off;
+    size_t* len;
+    size_t at, count;
+    bool left() const { return at < count; }
+    hsize_t offset() const { return off[at]; }
+    size_t length() const { return len[at]; }
+    void take(size_t n) {  // n of the current sequence's bytes
+      if (n == len[at]) {
+        ++at;
+      } else {
+        off[at] += n;
+        len[at] -= n;
+      }
     }
-  }
+  };
+  Cursor cursor() { return {off_.data(), len_.data(), at_, count_}; }
+  void moved_to(const Cursor& c) { at_ = c.at; }
 
  private:
   static constexpr size_t kList = 1024;
@@ -78,36 +89,44 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
     H5J_RETURN_IF_ERROR(file->fill());
     H5J_RETURN_IF_ERROR(mem->fill());
     if (file->exhausted() || mem->exhausted()) break;
-    size_t n = std::min(file->length(), mem->length());
-    uint64_t addr = file_offset + file->offset();
-    const std::byte* from = bytes + mem->offset();
-    file->take(n);
-    mem->take(n);
-    RawPiece* last = pieces.empty() ? nullptr : &pieces.back();
-    bool follows = last != nullptr && last->addr + last->bytes.size() == addr;
-    if (follows && !last_gathered && last->bytes.data() + last->bytes.size() == from) {
-      last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);  // contiguous in both
-      continue;
-    }
-    if (follows && n <= kGatherPiece) {
-      size_t need = n + (last_gathered ? 0 : last->bytes.size());
-      if (used + need <= gathered.size()) {
-        if (!last_gathered) {
-          std::memcpy(gathered.data() + used, last->bytes.data(), last->bytes.size());
-          last->bytes = std::span(gathered.data() + used, last->bytes.size());
-          used += last->bytes.size();
-          last_gathered = true;
-        }
-        std::memcpy(gathered.data() + used, from, n);
-        used += n;
-        last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);
+    SequenceWalk::Cursor f = file->cursor(), m = mem->cursor();
+    Status s;
+    while (s && f.left() && m.left()) {
+      size_t n = std::min(f.length(), m.length());
+      uint64_t addr = file_offset + f.offset();
+      const std::byte* from = bytes + m.offset();
+      f.take(n);
+      m.take(n);
+      RawPiece* last = pieces.empty() ? nullptr : &pieces.back();
+      bool follows = last != nullptr && last->addr + last->bytes.size() == addr;
+      if (follows && !last_gathered && last->bytes.data() + last->bytes.size() == from) {
+        last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);  // contiguous in both
         continue;
       }
-      H5J_RETURN_IF_ERROR(flush());  // the gather buffer is full: its pieces go first
+      if (follows && n <= kGatherPiece) {
+        size_t need = n + (last_gathered ? 0 : last->bytes.size());
+        if (used + need <= gathered.size()) {
+          if (!last_gathered) {
+            std::memcpy(gathered.data() + used, last->bytes.data(), last->bytes.size());
+            last->bytes = std::span(gathered.data() + used, last->bytes.size());
+            used += last->bytes.size();
+            last_gathered = true;
+          }
+          std::memcpy(gathered.data() + used, from, n);
+          used += n;
+          last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);
+          continue;
+        }
+        s = flush();  // the gather buffer is full: its pieces go first
+        if (!s) break;
+      }
+      pieces.push_back({addr, std::span(from, n)});
+      last_gathered = false;
+      if (pieces.size() == kSelectionBatch) s = flush();
     }
-    pieces.push_back({addr, std::span(from, n)});
-    last_gathered = false;
-    if (pieces.size() == kSelectionBatch) H5J_RETURN_IF_ERROR(flush());
+    file->moved_to(f);
+    mem->moved_to(m);
+    H5J_RETURN_IF_ERROR(s);
   }
   if (file->exhausted() != mem->exhausted())
     return Status(Code::kInvalid, "the memory and file selections of a write differ in size");
