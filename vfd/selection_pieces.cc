@@ -73,8 +73,8 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
   if (!file->valid() || !mem->valid()) return Status(Code::kInvalid, "H5Ssel_iter_create failed");
   const auto* bytes = static_cast<const std::byte*>(buf);
   std::vector<RawPiece>& pieces = scratch.pieces;
-  std::vector<std::byte>& gathered = scratch.gathered;
-  if (gathered.size() < kGatherBytes) gathered.resize(kGatherBytes);
+  if (!scratch.gathered) scratch.gathered.reset(new std::byte[kGatherBytes]);
+  std::span<std::byte> gathered(scratch.gathered.get(), kGatherBytes);
   pieces.clear();
   size_t used = 0;             // bytes of `gathered` the pieces hold
   bool last_gathered = false;  // the last piece's bytes are in `gathered`

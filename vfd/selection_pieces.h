@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -36,7 +37,9 @@ constexpr size_t kGatherPiece = 1024;        // runs up to this long are gathere
 constexpr size_t kGatherBytes = 4 << 20;     // bytes gathered in a batch, at most
 struct SelectionScratch {
   std::vector<RawPiece> pieces;
-  std::vector<std::byte> gathered;
+  // kGatherBytes, allocated at the first write and never zeroed: a write
+  // that gathers nothing touches none of its pages.
+  std::unique_ptr<std::byte[]> gathered;
 };
 Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_offset, size_t element_size,
                                 const void* buf, SelectionScratch& scratch,
