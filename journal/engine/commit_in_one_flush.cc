@@ -84,12 +84,16 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
       base_->cut_in_place() || writes.too_many())
     return None();
   std::vector<InPlacePayload> out;
-  AlignedBuffer scratch;
+  auto from_file = [this](uint64_t offset, std::span<std::byte> bytes) -> Result<bool> {
+    auto got = base_->read_at(offset, bytes);
+    if (!got) return got.status();
+    return *got == bytes.size();
+  };
   for (const InPlaceWrites::Extent& e : writes.extents()) {
     for (const InPlaceWrites::Extent& piece : only_in_file(e, unwritten)) {
       uint32_t crc = piece.crc;
       if (!piece.exact) {
-        auto read = crc_of_file_bytes(piece.addr, piece.len, scratch);
+        auto read = crc_of_range(piece.addr, piece.len, from_file);
         if (!read) return read.status();
         if (!*read) return None();  // the file is shorter than its writes: sync it
         crc = **read;
@@ -105,27 +109,6 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
                      record_span(kCommitPayloadSize);
   if (!txn_->records().fits_in_durable_space(records)) return None();
   return None(std::move(out));
-}
-
-// The CRC32C of the file's bytes [addr, addr + len), read back; nullopt if
-// the file ends before them.
-Result<std::optional<uint32_t>> JournaledFile::crc_of_file_bytes(uint64_t addr, uint64_t len, AlignedBuffer& scratch) {
-  constexpr size_t kPiece = 1 << 20;
-  if (scratch.size() == 0) {
-    auto mem = base_->allocate_buffer(kPiece);
-    if (!mem) return mem.status();
-    scratch = std::move(*mem);
-  }
-  uint32_t crc = 0;
-  for (uint64_t done = 0; done < len;) {
-    size_t n = size_t(std::min<uint64_t>(kPiece, len - done));
-    auto got = base_->read_at(addr + done, std::span(scratch.data(), n));
-    if (!got) return got.status();
-    if (*got < n) return std::optional<uint32_t>();
-    crc = crc32c(scratch.data(), n, crc);
-    done += n;
-  }
-  return std::optional<uint32_t>(crc);
 }
 
 }  // namespace h5j

@@ -239,7 +239,6 @@ class JournaledFile : private RecoveredImage {
   // before the COMMIT is written.
   Result<std::optional<std::vector<InPlacePayload>>> in_place_records(
       const std::vector<UnwrittenSpace::Range>& unwritten);
-  Result<std::optional<uint32_t>> crc_of_file_bytes(uint64_t addr, uint64_t len, AlignedBuffer& scratch);
   // An extent's pieces that only the file holds in this commit's image.
   std::vector<InPlaceWrites::Extent> only_in_file(const InPlaceWrites::Extent& e,
                                                   const std::vector<UnwrittenSpace::Range>& unwritten) const;

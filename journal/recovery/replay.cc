@@ -208,22 +208,32 @@ Result<bool> read_through(const ReplayPlan& plan, File& base, const ByteSource& 
 
 }  // namespace
 
-Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
-                                    const DataLogSource& data_log) {
+Result<std::optional<uint32_t>> crc_of_range(uint64_t addr, uint64_t len, const RangeRead& read) {
   constexpr uint64_t kPiece = 1 << 20;
   std::vector<std::byte> piece;
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < len;) {
+    piece.resize(size_t(std::min(kPiece, len - done)));
+    auto got = read(addr + done, piece);
+    if (!got) return got.status();
+    if (!*got) return std::optional<uint32_t>();
+    crc = crc32c(piece.data(), piece.size(), crc);
+    done += piece.size();
+  }
+  return std::optional<uint32_t>(crc);
+}
+
+Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
+                                    const DataLogSource& data_log) {
+  auto through_plan = [&](uint64_t offset, std::span<std::byte> out) {
+    return read_through(plan, base, journal, data_log, offset, out);
+  };
   for (const Record& r : plan.last_in_place) {
-    const uint64_t addr = r.write.address, len = r.write.length;
-    if (addr + len > plan.logical_size) return false;
-    uint32_t crc = 0;
-    for (uint64_t done = 0; done < len;) {
-      piece.resize(size_t(std::min(kPiece, len - done)));
-      auto read = read_through(plan, base, journal, data_log, addr + done, piece);
-      if (!read || !*read) return read;  // an error, or the file's growth never reached the disk
-      crc = crc32c(piece.data(), piece.size(), crc);
-      done += piece.size();
-    }
-    if (mask_crc(crc) != r.data_crc) return false;
+    if (r.write.address + r.write.length > plan.logical_size) return false;
+    auto crc = crc_of_range(r.write.address, r.write.length, through_plan);
+    if (!crc) return crc.status();
+    // The file's growth never reached the disk, or its bytes differ.
+    if (!*crc || mask_crc(**crc) != r.data_crc) return false;
   }
   return true;
 }

@@ -92,6 +92,13 @@ struct DataLogAccess {
 Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
                                const DataLogAccess& data_log = {}, uint64_t unacknowledged = 0);
 
+// Reads [offset, offset + out.size()): false if the source ends before.
+using RangeRead = std::function<Result<bool>(uint64_t offset, std::span<std::byte> out)>;
+// The CRC32C of [addr, addr + len) read through `read` in 1 MiB pieces;
+// nullopt if the source ends before.  Both sides of an INPLACE record
+// take their CRC so: the writer's from the file, recovery's through its plan.
+Result<std::optional<uint32_t>> crc_of_range(uint64_t addr, uint64_t len, const RangeRead& read);
+
 // Whether `base`, read through `plan`, holds the bytes the last applied
 // transaction's INPLACE records name (with their CRCs).  Read through the
 // plan, which a replay writes into the file unchanged, the answer is the
