@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -188,42 +189,33 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   return r;
 }
 
-// W4 time series: one step of `step_kib` KiB appended to a chunked
-// extendible dataset, then a commit, `steps` times.  Commit latency is the
-// commit alone.  The disk's counters of the steps (steady_*) leave out the
-// create, the first commit (counted alone: it makes names and the binding
-// durable too) and the close.
+// W4 time series: one step of `step_kib` KiB appended (TimeSeries), then
+// a commit, `steps` times.  Commit latency is the commit alone.  The disk's
+// counters of the steps (steady_*) leave out the create, the first commit
+// (counted alone: it makes names and the binding durable too) and the close.
 json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_t step_kib) {
-  const hsize_t width = step_kib * 1024 / sizeof(double);
-  std::vector<double> row(width, 3.5);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  hsize_t chunk[2] = {1, width};  // one step a chunk: a commit writes its step, not a growing chunk again
-  H5Pset_chunk(dcpl, 2, chunk);
   std::vector<double> latencies;
   DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
-  hid_t ds = create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
-  DiskCounters first0 = disk_counters(path);
-  DiskCounters loop0 = first0;
-  json first_commit;
-  for (int s = 0; s < steps; ++s) {
-    hsize_t extent[2] = {hsize_t(s) + 1, width};
-    check(H5Dset_extent(ds, extent), "H5Dset_extent");
-    write_box(ds, {hsize_t(s), 0}, {1, width}, row.data());
-    auto c0 = Clock::now();
-    f.commit();
-    latencies.push_back(seconds_since(c0) * 1e6);
-    if (s == 0) {
-      add_disk_counts(first_commit, first0, path);
-      loop0 = disk_counters(path);
+  json first_commit, steps_only;
+  {
+    TimeSeries series(f.id(), step_kib);
+    DiskCounters first0 = disk_counters(path);
+    DiskCounters loop0 = first0;
+    for (int s = 0; s < steps; ++s) {
+      series.append();
+      auto c0 = Clock::now();
+      f.commit();
+      latencies.push_back(seconds_since(c0) * 1e6);
+      if (s == 0) {
+        add_disk_counts(first_commit, first0, path);
+        loop0 = disk_counters(path);
+      }
     }
+    add_disk_counts(steps_only, loop0, path);
   }
-  json steps_only;
-  add_disk_counts(steps_only, loop0, path);
-  H5Dclose(ds);
   f.close();
-  H5Pclose(dcpl);
   json r = counted_result("W4", d, seconds_since(t0), "commits", steps);
   r["commit_p50_us"] = percentile(latencies, 0.50);
   r["commit_p99_us"] = percentile(latencies, 0.99);
@@ -401,13 +393,13 @@ json finish_reader(const PollingReader& r) {
 // which at 1 MiB checkpoints brings a checkpoint every few dozen commits.
 json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, bool busy,
                  const std::string& self) {
-  const hsize_t width = 8 * 1024 / sizeof(double);
-  std::vector<double> row(width, 3.5);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  hsize_t chunk[2] = {1, width};
-  H5Pset_chunk(dcpl, 2, chunk);
   BenchFile f(d, path);
-  hid_t ds = busy ? create_busy_series(f.id()) : create_dataset(f.id(), "series", {0, width}, {H5S_UNLIMITED, width}, dcpl);
+  std::optional<TimeSeries> series;
+  hid_t busy_series = -1;
+  if (busy)
+    busy_series = create_busy_series(f.id());
+  else
+    series.emplace(f.id(), 8);
   f.commit();
   std::vector<PollingReader> polling;
   for (int i = 0; i < readers; ++i) polling.push_back(start_reader(self, path, seconds));
@@ -415,20 +407,18 @@ json commit_rate(const Driver& d, const std::string& path, double seconds, int r
   auto t0 = Clock::now();
   for (; seconds_since(t0) < seconds; ++steps) {
     if (busy) {
-      if (!busy_step(f.id(), ds, uint64_t(steps))) die("busy_step");
+      if (!busy_step(f.id(), busy_series, uint64_t(steps))) die("busy_step");
     } else {
-      hsize_t extent[2] = {hsize_t(steps) + 1, width};
-      check(H5Dset_extent(ds, extent), "H5Dset_extent");
-      write_box(ds, {hsize_t(steps), 0}, {1, width}, row.data());
+      series->append();
     }
     f.commit();
   }
   double secs = seconds_since(t0);
   json polled = json::array();
   for (const PollingReader& r : polling) polled.push_back(finish_reader(r));
-  H5Dclose(ds);
+  if (busy) H5Dclose(busy_series);
+  series.reset();
   f.close();
-  H5Pclose(dcpl);
   json r = counted_result(busy ? "commit-rate-busy" : "commit-rate", d, secs, "commits", steps);
   r["readers"] = readers;
   r["polled"] = polled;

@@ -160,6 +160,45 @@ json strided_elements(const Driver& d, const std::string& path, const StridedSha
   return r;
 }
 
+// W4 time series: every rank appends its step of `kib` KiB (TimeSeries),
+// then a commit, `steps` times.  A commit's latency is rank 0's H5Fflush,
+// all ranks starting together; mpio's is an MPI_File_sync, which ROMIO's
+// file system driver makes an fsync on every rank, so mpio's commits are
+// as durable as the journal's.  The disk's counters are the whole device's,
+// read on rank 0; steady_* leave out the create, the first commit and the
+// close, as in the serial W4.
+json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_t kib) {
+  std::vector<double> latencies;
+  json steady;
+  uint64_t bytes = 0;
+  DiskCounters disk0 = disk_counters(path);
+  double secs = timed([&] {
+    ParallelFile f(d, path);
+    {
+      TimeSeries series(f.id(), kib, f.share(), f.dxpl());
+      DiskCounters loop0{};
+      for (int s = 0; s < steps; ++s) {
+        series.append();
+        latencies.push_back(timed([&] { f.commit(); }) * 1e6);
+        if (s == 0) loop0 = disk_counters(path);
+      }
+      add_disk_counts(steady, loop0, path);
+      bytes = series.bytes();
+    }
+    f.close();
+  });
+  json r = d.result("W4", secs);
+  r.update({{"bytes", bytes}, {"commits", steps}, {"step_kib", kib}});
+  r["commit_p50_us"] = percentile(latencies, 0.50);
+  r["commit_p99_us"] = percentile(latencies, 0.99);
+  add_disk_counts(r, disk0, path);
+  r["steady_commits"] = steps - 1;
+  r["steady_bytes"] = bytes / uint64_t(steps) * uint64_t(steps - 1);
+  r["steady_flushes"] = steady["flushes"];
+  r["steady_device_bytes"] = steady["device_bytes"];
+  return r;
+}
+
 // What the journal holds per transaction, read back on rank 0 from the
 // journal itself: records by type, their bytes, and the journal space each
 // transaction takes (a commit pads to the next 4 KiB block).
@@ -277,6 +316,9 @@ int run(int argc, char** argv) {
   auto* cc = with_driver(app.add_subcommand("commits", "commit cost: overwrite a few KiB a rank, commit, repeat"));
   cc->add_option("--steps", count, "commits")->required();
   cc->add_option("--kib", kib, "KiB each rank writes per step");
+  auto* w4 = with_driver(app.add_subcommand("w4", "time series: each rank appends its step, commit, repeat"));
+  w4->add_option("--steps", count, "commits")->required();
+  w4->add_option("--step-kib", kib, "KiB each rank appends a step");
   auto* coll = app.add_subcommand("collectives", "the commit protocol's collectives alone, no I/O");
   coll->add_option("--count", count, "repetitions")->required();
   coll->add_option("--records", records, "56-byte DATA records per follower");
@@ -287,6 +329,7 @@ int run(int argc, char** argv) {
   if (*w2) r = w2_strided(driver, path, edge);
   if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*cc) r = commit_cost(driver, path, count, kib);
+  if (*w4) r = w4_time_series(driver, path, count, uint64_t(kib));
   if (*coll) r = collectives(count, records);
   if (rank == 0) std::printf("%s\n", r.dump().c_str());
   return 0;

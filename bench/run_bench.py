@@ -8,7 +8,7 @@ one run travel between machines, so every target is a ratio.
 
   bench/run_bench.py --build build                  # the full run (about 15 min)
   bench/run_bench.py --build build --quick          # every workload, tiny (under a minute)
-  bench/run_bench.py --build build --parallel       # parallel W1, W2, commit cost under mpiexec (about 4 min)
+  bench/run_bench.py --build build --parallel       # parallel W1, W2, strided, W4, commit cost under mpiexec
 
 Writes OUT/results.md (the table, also on stdout), OUT/samples.json (every
 raw sample) and OUT/*.png (plots, drawn with matplotlib: when the Python
@@ -83,6 +83,8 @@ SIZES = {
     "p_strided_strides": ((4, 64), (4,)),
     "p_ranks": ((1, 2, 4), (1, 2)),
     "p_steps": (100, 10),
+    "p_w4_sweep_kib": ((8, 64, 256, 1024, 4096), (8, 1024)),  # a rank's step
+    "p_w4_mib": (16, 1),  # a rank's data in each W4 sample, in 16 to 64 steps
     "p_reps": (5, 1),  # the VM's page-cache noise makes 3 too few (a sample can take 2-3x)
 }
 # Memory the journal may take beyond what sec2 takes for the same work:
@@ -687,7 +689,7 @@ def main_parallel(args):
     drivers = dict(PARALLEL_DRIVERS, **(JOURNAL_COLLECTIVE if args.collective else {}))
     b = ParallelBench(args, drivers)
     started = time.monotonic()
-    w1, w2, strided, commits = {}, {}, {}, {}
+    w1, w2, strided, commits, w4 = {}, {}, {}, {}, {}
     for n in b.size("p_ranks"):
         b.ranks = n
         # At one rank the journal opens the file serially, and HDF5 refuses
@@ -700,6 +702,10 @@ def main_parallel(args):
                 "strided", ["--elements", b.size("p_strided_elements"), "--stride", stride], drivers=ranked,
                 tag=f"/{stride}")
         commits[n] = b.alternate("commits", ["--steps", b.size("p_steps")], drivers=COMMIT_DRIVERS)
+        for kib in b.size("p_w4_sweep_kib"):
+            steps = max(16, min(64, (b.size("p_w4_mib") << 10) // kib))
+            w4.setdefault(kib, {})[n] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], drivers=ranked,
+                                                    tag=f"/{kib}KiB")
 
     rep = Report()
     rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
@@ -733,6 +739,18 @@ def main_parallel(args):
             target(f"{name} journal, {n} ranks, vs mpio-durable (the same durability)", res["journal"],
                    [res["mpio-durable"]], goal)
     report_commits(rep, b.size("p_steps"), commits)
+    report_parallel_w4(rep, w4)
+    for kib, by_ranks in w4.items():
+        for n, res in by_ranks.items():
+            for j, goal in (("journal", 1.0), ("journal/nosync", 0.9)):
+                target(f"W4 {kib} KiB a rank, {j}, {n} ranks, vs mpio (its commit syncs every rank)", res[j],
+                       mpio_pair(res), goal)
+            target(f"W4 {kib} KiB a rank, journal, {n} ranks, vs mpio-durable", res["journal"],
+                   [res["mpio-durable"]], 1.0)
+            p50 = median(res["journal"], "commit_p50_us") / min(median(res[d], "commit_p50_us")
+                                                                 for d in ("mpio", "mpio/coll"))
+            rep.target(f"W4 {kib} KiB a rank, journal commit p50, {n} ranks, vs mpio's", f"{p50:.2f}x", "<= 1x",
+                       p50 <= 1.0)
     rep.add("### Targets", "")
     rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
     rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
@@ -771,6 +789,22 @@ def report_parallel(rep, title, results):
                      if any(s["collective"] and s["actual_io_mode"] == 0 for s in ss)})
     if broken:
         rep.add("HDF5 made collective writes independent for: " + ", ".join(broken) + ".", "")
+
+
+def report_parallel_w4(rep, w4):
+    """A table a rank count: a row a step size, for each driver its MB/s,
+    commit p50 and the device's flushes a commit (after the first)."""
+    for n in dict.fromkeys(n for by_ranks in w4.values() for n in by_ranks):
+        drivers = list(next(iter(w4.values()))[n])
+        rep.add(f"### Parallel W4 time series at {n} ranks: each rank appends its step, then H5Fflush", "",
+                "Each cell: MB/s (median), commit p50 in µs on rank 0, the device's cache flushes a commit "
+                "after the first. mpio's H5Fflush is an MPI_File_sync: an fsync by every rank.", "")
+        rows = []
+        for kib, by_ranks in w4.items():
+            res = by_ranks[n]
+            rows.append([kib] + [f"{throughput(res[d]):.0f}, {median(res[d], 'commit_p50_us'):.0f} µs, "
+                                 f"{fmt(flushes(res[d], 'steady_commits', 'steady_flushes'), '{:.2f}')}" for d in drivers])
+        rep.table(["KiB a rank"] + drivers, rows)
 
 
 def protocol_model(ranks, records, rank0_bytes):

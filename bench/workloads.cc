@@ -123,6 +123,25 @@ hsize_t Share::begin(hsize_t n) const {
   return r * (n / p) + std::min(r, n % p);
 }
 
+TimeSeries::TimeSeries(hid_t file, uint64_t step_kib, Share share, hid_t dxpl)
+    : share_(share), dxpl_(dxpl), width_(step_kib * 1024 / sizeof(double)), row_(width_, 3.5) {
+  hid_t dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate");
+  hsize_t chunk[2] = {1, width_};
+  check(H5Pset_chunk(dcpl, 2, chunk), "H5Pset_chunk");
+  ds_ = create_dataset(file, "series", {0, width_}, {H5S_UNLIMITED, width_}, dcpl);
+  H5Pclose(dcpl);
+}
+
+TimeSeries::~TimeSeries() { H5Dclose(ds_); }
+
+void TimeSeries::append() {
+  const hsize_t ranks = hsize_t(share_.ranks);
+  hsize_t extent[2] = {(steps_ + 1) * ranks, width_};
+  check(H5Dset_extent(ds_, extent), "H5Dset_extent");
+  write_box(ds_, {steps_ * ranks + hsize_t(share_.rank), 0}, {1, width_}, row_.data(), dxpl_);
+  ++steps_;
+}
+
 uint64_t write_checkpoint(hid_t file, uint64_t mib, int datasets, Share share, hid_t dxpl) {
   const hsize_t per_ds = (mib << 20) / sizeof(double) / hsize_t(datasets);
   const hsize_t piece = std::min<hsize_t>(share.most(per_ds), (16 << 20) / sizeof(double));

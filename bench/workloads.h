@@ -71,6 +71,30 @@ struct Share {
   hsize_t most(hsize_t n) const { return (n + hsize_t(ranks) - 1) / hsize_t(ranks); }
 };
 
+// W4's time series: a 2-D chunked dataset "series" whose rows are steps of
+// `step_kib` KiB, a chunk a row, so that a commit writes its step and not a
+// growing chunk again.  Each append() is a step of every process: the
+// dataset grows by one row a process, and this process writes its own (row
+// step * ranks + rank).  Under MPI append() is collective (H5Dset_extent).
+class TimeSeries {
+ public:
+  TimeSeries(hid_t file, uint64_t step_kib, Share share = {}, hid_t dxpl = H5P_DEFAULT);
+  TimeSeries(const TimeSeries&) = delete;
+  TimeSeries& operator=(const TimeSeries&) = delete;
+  ~TimeSeries();
+  void append();
+  // Bytes of the whole dataset so far, every process's rows.
+  uint64_t bytes() const { return steps_ * hsize_t(share_.ranks) * width_ * sizeof(double); }
+
+ private:
+  Share share_;
+  hid_t dxpl_;
+  hsize_t width_;
+  std::vector<double> row_;
+  hid_t ds_;
+  hsize_t steps_ = 0;
+};
+
 // W1 checkpoint: `datasets` contiguous 1-D datasets of `mib` MiB in total.
 // Each process writes its share of every dataset, front to back, in calls
 // of up to 16 MiB.  Returns the bytes of the whole file's data.
