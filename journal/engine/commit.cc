@@ -175,10 +175,15 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
 // kApplyingXattr (format.h): recovery compares every fingerprint sample
 // while it is absent, and only the samples no committed record covers
 // while it is set, since the writes it announces may have rewritten the
-// others.  Durable before the first such write.  Under MPI no fingerprint
-// is taken, so nothing is marked.
+// others.  Durable before the first such write.  A generation without
+// samples (its file held less than one when it started: a file created
+// empty, whose first superblock is a checkpoint) has nothing to compare,
+// and under MPI no fingerprint is taken: then nothing is marked, and the
+// sync that would make the mark durable is saved.
 Status JournaledFile::mark_applying() {
   if (!sharing_.records_file_identity() || applying_marked_) return Status::ok();
+  assert(txn_ || plan_);  // a session's generation, or at open the one being replayed
+  if ((txn_ ? txn_->header() : plan_->summary.header).fingerprint.empty()) return Status::ok();
   auto set = base_->set_xattr(kApplyingXattr, "");
   if (!set) return set.status();
   if (*set && opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_all());
