@@ -142,7 +142,7 @@ H5FD_journal_fapl_t default_config() {
   c.buffer_size = 1 << 20;
   c.io_engine = H5FD_JOURNAL_IO_AUTO;
   c.durable = true;
-  c.checkpoint_bytes = uint64_t(64) << 20;
+  c.checkpoint_bytes = uint64_t(16) << 20;
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
   c.raw = H5FD_JOURNAL_RAW_INPLACE;
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;

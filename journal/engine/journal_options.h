@@ -43,7 +43,7 @@ struct JournalOptions {
   std::string target_name;
   RingOptions ring;
   IoEngine engine = IoEngine::kAuto;
-  uint64_t checkpoint_bytes = uint64_t(64) << 20;
+  uint64_t checkpoint_bytes = uint64_t(16) << 20;
   // A write above the protected end shorter than this is journaled, not
   // written in place: in place it would cost its commit a second fdatasync
   // (the file's, before the journal's), and below this size writing the
