@@ -62,7 +62,24 @@ Result<bool> JournaledFile::defer_checkpoint() {
 }
 
 // A close or a recovery waits for the readers present, for reader_wait.
+//
+// Committed bytes are written back only over the file this writer left:
+// one whose guarded superblock is gone was cut or rewritten by another
+// process (as root, permission bits stop nobody: a program without the
+// driver creating the file with H5F_ACC_TRUNC empties it before HDF5's lock
+// refuses it).  Writing the image over what remains would leave a file
+// that passes for whole; the writer stops instead, and the file stays for
+// h5recover to refuse by its size and fingerprint.
 Status JournaledFile::begin_rewrite(bool wait) {
+  if (sharing_.records_file_identity()) {
+    auto intact = base_->guard_intact();
+    if (!intact) return intact.status();
+    if (!*intact)
+      return Status(Code::kBaseMismatch,
+                    base_->path() + " lost the superblock this writer guarded: another process cut or rewrote it "
+                                    "while the driver wrote it (as root, a program without the driver that "
+                                    "created it with H5F_ACC_TRUNC). Nothing more is written to it");
+  }
   base_->begin_rewrite();
   if (!readers_) return Status::ok();
   if (wait) H5J_RETURN_IF_ERROR(wait_for_readers());

@@ -44,12 +44,14 @@ Status SuperblockGuardFile::guard(bool log_form) {
   set_bits_ = log_form ? kGuardBits : kGuardBit;
   auto stored = stored_version_byte();
   if (!stored) return stored.status();
+  guard_on_disk_ = stored->has_value();
   if (!*stored || (**stored & kGuardBits) == set_bits_) return Status::ok();
   return store_version_byte((**stored & ~kGuardBits) | set_bits_);
 }
 
 Status SuperblockGuardFile::unguard() {
   set_bits_ = std::byte{0};
+  guard_on_disk_ = false;
   auto stored = stored_version_byte();
   if (!stored) return stored.status();
   if (!*stored || (**stored & kGuardBits) == std::byte{0}) return Status::ok();
@@ -88,7 +90,16 @@ Status SuperblockGuardFile::write_at(uint64_t offset, std::span<const std::byte>
   if (!*signature) return inner().write_at(offset, data);
   std::vector<std::byte> guarded(data.begin(), data.end());
   guarded[kSuperblockVersionOffset - offset] |= set_bits_;
-  return inner().write_at(offset, guarded);
+  H5J_RETURN_IF_ERROR(inner().write_at(offset, guarded));
+  guard_on_disk_ = true;
+  return Status::ok();
+}
+
+Result<bool> SuperblockGuardFile::guard_intact() {
+  if (!guard_on_disk_) return true;
+  auto stored = stored_version_byte();
+  if (!stored) return stored.status();
+  return stored->has_value() && (**stored & kGuardBits) == set_bits_;
 }
 
 // The engine writes the HDF5 file with write_at only; an asynchronous write

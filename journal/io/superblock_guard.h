@@ -51,6 +51,10 @@ class SuperblockGuardFile : public ForwardingFile {
   Status guard(bool log_form = false);
   // Clears the guard bits in the file, and stops setting them.
   Status unguard();
+  // False if this writer put its guard into the file and the file no longer
+  // holds it: another process cut or rewrote the superblock behind the
+  // driver's back (the writer itself never writes byte 8 without it).
+  Result<bool> guard_intact();
 
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
   Status write_at(uint64_t offset, std::span<const std::byte> data) override;
@@ -63,6 +67,7 @@ class SuperblockGuardFile : public ForwardingFile {
   Result<bool> starts_with_signature(uint64_t offset, std::span<const std::byte> bytes);
 
   std::byte set_bits_{0};  // what writes of byte 8 add: 0 while not guarding
+  bool guard_on_disk_ = false;  // the file holds a superblock this writer guarded
 };
 
 // True if `head` (a file's first bytes) starts with HDF5's signature.

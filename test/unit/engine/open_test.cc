@@ -234,3 +234,43 @@ TEST_CASE_FIXTURE(FileInDir, "a create truncates an existing file and its journa
   CHECK(seen.calls == 1);  // the file's; its journal was new
   CHECK(test::file_size(path) == 0);
 }
+
+// As root, permission bits stop no one: a program without the driver that
+// creates the file with H5F_ACC_TRUNC empties it (open(2)'s O_TRUNC)
+// before HDF5's lock refuses it.  The writer must not then write its image
+// over what is left, a file that would pass for whole.
+TEST_CASE_FIXTURE(FileInDir, "a writer whose file was cut behind its back stops before its checkpoint") {
+  opts.checkpoint_bytes = 1;  // a checkpoint at every commit
+  const uint8_t head[24] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0, 0, 8, 8, 0,
+                            4,    0,   16,  0,   0,    0,    0,    0};
+  std::vector<std::byte> superblock(4096, std::byte(7));
+  for (size_t i = 0; i < sizeof head; ++i) superblock[i] = std::byte(head[i]);
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, superblock, 0));
+  REQUIRE((*f)->write(4096, std::vector<std::byte>(60000, std::byte(1)), 0));
+  REQUIRE((*f)->commit());
+  CHECK(is_guarded_head(test::read_file(path), /*log_form=*/false));
+
+  SUBCASE("cut by another process: the next checkpoint fails, naming it, and writes nothing") {
+    REQUIRE(::chmod(path.c_str(), 0644) == 0);  // what root's open ignores
+    REQUIRE(::truncate(path.c_str(), 0) == 0);
+    REQUIRE((*f)->write(4096, std::vector<std::byte>(100, std::byte(2)), 0));
+    Status s = (*f)->commit();
+    CHECK(!s);
+    CHECK(s.message().find("lost the superblock this writer guarded") != std::string::npos);
+    CHECK(test::file_size(path) == 0);
+    CHECK((*f)->close().code() == Code::kFailStopped);
+    f->reset();
+    // The journal stays, and recovery refuses the file rather than replay it.
+    auto reopened = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(!reopened);
+    CHECK(reopened.status().code() == Code::kBaseMismatch);
+  }
+  SUBCASE("left alone: every checkpoint and the close go on") {
+    REQUIRE((*f)->write(4096, std::vector<std::byte>(100, std::byte(2)), 0));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+    CHECK(test::read_file(path)[4096] == std::byte(2));
+  }
+}
