@@ -42,10 +42,13 @@ JournaledFile::~JournaledFile() {
 
 // --- fail-stop ---------------------------------------------------------------
 
+// A file changed behind the writer's back (kBaseMismatch) no longer holds
+// its last commit, and the message must not say it does.
 Status JournaledFile::fail_stop(const Status& why) {
-  if (failed_.is_ok())
-    failed_ = Status(why.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped,
-                     why.message() + "; " + base_->path() + " stays at its last commit", why.sys_errno());
+  if (!failed_.is_ok()) return failed_;
+  std::string where = why.code() == Code::kBaseMismatch ? "" : "; " + base_->path() + " stays at its last commit";
+  failed_ = Status(why.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped, why.message() + where,
+                   why.sys_errno());
   return failed_;
 }
 
