@@ -199,8 +199,9 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
 // sync that would make the mark durable is saved.
 Status JournaledFile::mark_applying() {
   if (!sharing_.records_file_identity() || applying_marked_) return Status::ok();
-  assert(txn_ || plan_);  // a session's generation, or at open the one being replayed
-  if ((txn_ ? txn_->header() : plan_->summary.header).fingerprint.empty()) return Status::ok();
+  const JournalHeader* h = header_on_disk();
+  assert(h != nullptr);
+  if (h->fingerprint.empty()) return Status::ok();
   auto set = base_->set_xattr(kApplyingXattr, "");
   if (!set) return set.status();
   if (*set && opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_all());

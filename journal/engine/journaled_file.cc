@@ -190,7 +190,8 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());  // a new journal's identity
   JournalHeader h;
   h.generation = generation;
-  uint32_t old_salt = txn_ ? txn_->header().salt : (plan_ ? plan_->summary.header.salt : 0);
+  const JournalHeader* old = header_on_disk();
+  const uint32_t old_salt = old ? old->salt : 0;
   do random_bytes(&h.salt, sizeof h.salt);
   while (h.salt == old_salt);
   h.uuid = uuid;

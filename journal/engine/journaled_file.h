@@ -270,6 +270,11 @@ class JournaledFile : private RecoveredImage {
   // The image of `raw` (this generation's extents, or a layer already
   // written) and the overlay over it, into the file; not synced.
   Status write_image_to_base(const RawLayer& raw);
+  // The header of the generation the journal holds now: this session's, or
+  // while an open replays, the crashed session's; nullptr before either.
+  const JournalHeader* header_on_disk() const {
+    return txn_ ? &txn_->header() : plan_ ? &plan_->summary.header : nullptr;
+  }
 
   // --- an MPI rank (rank_steps.cc) ---
   uint64_t generation() const { return follower_ ? follower_->header().generation : txn_->header().generation; }
