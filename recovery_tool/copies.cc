@@ -20,8 +20,10 @@ Status copy_file(const std::string& from, const std::string& to) {
     H5J_RETURN_IF_ERROR((*out)->write_at(off, std::span<const std::byte>(buffer->data(), *n)));
     off += *n;
   }
-  auto binding = (*in)->get_xattr(kBindingXattr);
-  if (binding && binding->has_value()) (void)(*out)->set_xattr(kBindingXattr, **binding);
+  for (const char* name : kRecoveryXattrs) {
+    auto value = (*in)->get_xattr(name);
+    if (value && value->has_value()) (void)(*out)->set_xattr(name, **value);
+  }
   return (*out)->sync_all();
 }
 

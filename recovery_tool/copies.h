@@ -9,8 +9,8 @@
 
 namespace h5j {
 
-// `from` copied to `to` (created or emptied), with its binding attribute,
-// and synced.
+// `from` copied to `to` (created or emptied), with the attributes recovery
+// reads (kRecoveryXattrs), and synced.
 Status copy_file(const std::string& from, const std::string& to);
 // `file` and `journal` copied to `output` and `output`.jnl, with every data log.
 Status copy_for_output(const std::string& file, const std::string& journal, const std::string& output);

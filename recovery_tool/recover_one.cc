@@ -231,7 +231,7 @@ Outcome discard(const std::string& file, const std::string& journal) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
   if (Status s = (*base)->restore_write_permission(); !s) return fail(kExitIoError, s.message());
-  for (const char* name : {kBindingXattr, kApplyingXattr})
+  for (const char* name : kRecoveryXattrs)
     if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
   if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
   // In order: a journal whose data log is gone could not be replayed.

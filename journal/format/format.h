@@ -66,6 +66,9 @@ inline constexpr char kBindingXattr[] = "user.h5journal";
 // (or the close) is durable: while it is absent, nothing but HDF5's new
 // writes has touched the file since the generation's fingerprint.
 inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
+// The attributes recovery reads besides the file's bytes: a copy made for
+// recovery carries them, and discarding a journal removes them.
+inline constexpr const char* kRecoveryXattrs[] = {kBindingXattr, kApplyingXattr};
 // The write permission bits a writer took from the file (octal text, such
 // as "220"), set before they are cleared and removed after they are given
 // back: while it is present the file is write-protected by h5journal, and
