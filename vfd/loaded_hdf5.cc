@@ -28,6 +28,7 @@
 #include "loaded_hdf5.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <H5FDdevelop.h>
 #include <hdf5.h>
 
@@ -36,6 +37,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hdf5_private.h"
 
@@ -122,13 +125,57 @@ std::once_flag g_once;
 Binding g_binding;
 bool g_bound = false;
 
-// The address of `name` in `lib`, if it is defined in the library mapped at
-// `base` itself and not in one it depends on.
-void* symbol_in(void* lib, const void* base, const char* name) {
-  void* address = dlsym(lib, name);
-  Dl_info info{};
-  if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fbase != base) return nullptr;
-  return address;
+// The address ranges of one loaded object: its PT_LOAD segments, code and
+// data alike.  Why not dladdr for each symbol: glibc's dladdr scans the
+// object's whole symbol table, and libhdf5 has thousands; 60 lookups cost
+// about 1 ms, a third of a small session's create, commit and close.
+class Segments {
+ public:
+  // The segments of the object whose mapping holds `address`; empty if none.
+  static Segments holding(const void* address) {
+    Segments found;
+    found.probe_ = reinterpret_cast<uintptr_t>(address);
+    dl_iterate_phdr(take_if_holding, &found);
+    return found;
+  }
+  bool contains(const void* address) const {
+    auto a = reinterpret_cast<uintptr_t>(address);
+    for (auto [start, end] : ranges_)
+      if (a >= start && a < end) return true;
+    return false;
+  }
+
+ private:
+  static int take_if_holding(dl_phdr_info* info, size_t, void* data) {
+    auto& self = *static_cast<Segments*>(data);
+    std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+      const auto& ph = info->dlpi_phdr[i];
+      if (ph.p_type == PT_LOAD) ranges.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+    }
+    self.ranges_ = std::move(ranges);
+    if (self.contains(reinterpret_cast<const void*>(self.probe_))) return 1;  // found: stop
+    self.ranges_.clear();
+    return 0;
+  }
+
+  uintptr_t probe_ = 0;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
+};
+
+// Where the bound library keeps its symbols, and how to look them up.
+struct Lookup {
+  void* lib;           // a handle on the bound library (or on the program)
+  Segments own;        // the bound library's mapping
+  bool global;         // the bound library is the one the global scope finds
+  void* program;       // a handle on the program itself
+};
+
+// The address of `name` in the bound library, if it is defined there itself
+// and not in one it depends on.
+void* symbol_in(const Lookup& l, const char* name) {
+  void* address = dlsym(l.lib, name);
+  return address != nullptr && l.own.contains(address) ? address : nullptr;
 }
 
 // Where the bound library's code finds variable `name`.  A program linked
@@ -137,16 +184,11 @@ void* symbol_in(void* lib, const void* base, const char* name) {
 // library then uses the program's copy, which only the global scope finds.
 // A library outside the global scope (a wheel's, loaded RTLD_LOCAL) has no
 // such copy.
-void* variable_in(void* lib, const LoadedHdf5& library, const char* name) {
-  Dl_info info{};
-  void* h5open = dlsym(RTLD_DEFAULT, "H5open");
-  bool global = h5open != nullptr && dladdr(h5open, &info) != 0 && info.dli_fbase == library.base;
-  if (!global) return symbol_in(lib, library.base, name);
+void* variable_in(const Lookup& l, const char* name) {
+  if (!l.global) return symbol_in(l, name);
   void* address = dlsym(RTLD_DEFAULT, name);
-  void* program = dlopen(nullptr, RTLD_LAZY);
-  bool in_program = address != nullptr && dlsym(program, name) == address;
-  dlclose(program);
-  return in_program ? address : symbol_in(lib, library.base, name);
+  bool in_program = address != nullptr && dlsym(l.program, name) == address;
+  return in_program ? address : symbol_in(l, name);
 }
 
 template <typename T>
@@ -160,17 +202,20 @@ bool bind(const void* code, Binding& b) {
   if (code == nullptr || dladdr(code, &info) == 0 || info.dli_fbase == nullptr) return false;
   b.library.path = info.dli_fname != nullptr && info.dli_fname[0] != '\0' ? info.dli_fname : "the program";
   b.library.base = info.dli_fbase;
+  Lookup l{nullptr, Segments::holding(code), false, dlopen(nullptr, RTLD_LAZY)};
   // Already loaded: this only takes a handle on it.  A program with HDF5
   // linked in statically is the global scope's first object.
-  void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (lib == nullptr) lib = dlopen(nullptr, RTLD_LAZY);
-#define H5J_TAKE(ret, name, params, args) found(b, b.functions.name, symbol_in(lib, b.library.base, #name), #name);
+  l.lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (l.lib == nullptr) l.lib = l.program;
+  void* h5open = dlsym(RTLD_DEFAULT, "H5open");
+  l.global = h5open != nullptr && l.own.contains(h5open);
+#define H5J_TAKE(ret, name, params, args) found(b, b.functions.name, symbol_in(l, #name), #name);
   H5J_FUNCTIONS(H5J_TAKE)
 #undef H5J_TAKE
-#define H5J_TAKE(name) found(b, b.variables.name, variable_in(lib, b.library, #name), #name);
+#define H5J_TAKE(name) found(b, b.variables.name, variable_in(l, #name), #name);
   H5J_VARIABLES(H5J_TAKE)
 #undef H5J_TAKE
-  return true;  // the handle stays open: the driver calls into it from now on
+  return true;  // the handles stay open: the driver calls into the library from now on
 }
 
 [[noreturn]] void cannot_call(const char* name) {
