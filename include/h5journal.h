@@ -69,7 +69,8 @@ typedef struct H5FD_journal_fapl_t {
     uint64_t buffer_size;                          /* bytes, >= 4096; default 1 MiB */
     H5FD_journal_io_t io_engine;                   /* default AUTO */
     hbool_t  durable;                              /* fdatasync at commits; default true */
-    uint64_t checkpoint_bytes;                     /* journal size that triggers a checkpoint; default 16 MiB */
+    uint64_t checkpoint_bytes;                     /* journal size that triggers a checkpoint; default 0:
+                                                      16 MiB when durable, 1 MiB when not */
     H5FD_journal_recovery_t recovery;              /* default AUTO */
     H5FD_journal_raw_t raw;                        /* default INPLACE (since version 2) */
     H5FD_journal_materialize_t materialize;        /* default CLOSE (since version 2) */

@@ -96,7 +96,7 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
        {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bool(v, c.durable); }, "true or false"}},
       {"checkpoint_bytes",
        {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bytes(v, c.checkpoint_bytes); },
-        "a size such as 64M"}},
+        "a size such as 16M, or 0 for the default"}},
       {"recovery",
        {[](const std::string& v, H5FD_journal_fapl_t& c) {
           return parse_choice(v, {{"auto", H5FD_JOURNAL_RECOVERY_AUTO}, {"refuse", H5FD_JOURNAL_RECOVERY_REFUSE}},
@@ -142,7 +142,7 @@ H5FD_journal_fapl_t default_config() {
   c.buffer_size = 1 << 20;
   c.io_engine = H5FD_JOURNAL_IO_AUTO;
   c.durable = true;
-  c.checkpoint_bytes = uint64_t(16) << 20;
+  c.checkpoint_bytes = 0;  // default_checkpoint_bytes(durable) (journal_options.h)
   c.recovery = H5FD_JOURNAL_RECOVERY_AUTO;
   c.raw = H5FD_JOURNAL_RAW_INPLACE;
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
@@ -162,7 +162,6 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
   if (c.io_engine < H5FD_JOURNAL_IO_AUTO || c.io_engine > H5FD_JOURNAL_IO_SYNC) return bad("bad io_engine");
   if (c.recovery < H5FD_JOURNAL_RECOVERY_AUTO || c.recovery > H5FD_JOURNAL_RECOVERY_REFUSE)
     return bad("bad recovery");
-  if (c.checkpoint_bytes == 0) return bad("checkpoint_bytes must be positive");
   if (c.raw < H5FD_JOURNAL_RAW_INPLACE || c.raw > H5FD_JOURNAL_RAW_AUTO) return bad("bad raw");
   if (c.materialize < H5FD_JOURNAL_MATERIALIZE_CLOSE || c.materialize > H5FD_JOURNAL_MATERIALIZE_NEVER)
     return bad("bad materialize");

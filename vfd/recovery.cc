@@ -18,7 +18,7 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
   o.engine = c.io_engine == H5FD_JOURNAL_IO_URING ? IoEngine::kUring
              : c.io_engine == H5FD_JOURNAL_IO_SYNC ? IoEngine::kSync
                                                    : IoEngine::kAuto;
-  o.checkpoint_bytes = c.checkpoint_bytes;
+  o.checkpoint_bytes = c.checkpoint_bytes != 0 ? c.checkpoint_bytes : default_checkpoint_bytes(c.durable);
   o.reader_wait = std::chrono::milliseconds(c.reader_wait);
   o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
   o.materialize_at_close = c.materialize == H5FD_JOURNAL_MATERIALIZE_CLOSE;

@@ -213,6 +213,41 @@ void stats_check(const std::string& file, hid_t fapl, bool journal) {
   CHECK_H5(H5Fclose(f));
 }
 
+// checkpoint_bytes left at 0 means 16 MiB with durable=true and 1 MiB with
+// durable=false: 1.5 MiB of journaled overwrites checkpoint once without
+// durability, and not at all with it.
+void default_checkpoint_check(const std::string& file) {
+  for (bool durable : {false, true}) {
+    H5FD_journal_fapl_t c;
+    CHECK_H5(H5Pget_fapl_journal_defaults(&c));
+    if (c.checkpoint_bytes != 0) fail("the default checkpoint_bytes is not 0 (chosen by durability)");
+    c.durable = durable;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK_H5(H5Pset_fapl_journal(fapl, &c));
+    hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+    CHECK_H5(f);
+    write_ints(f, "checkpoint_probe", H5P_DEFAULT, {32768}, {}, 0);  // 128 KiB
+    CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    hid_t ds = H5Dopen2(f, "checkpoint_probe", H5P_DEFAULT);
+    std::vector<int> v(32768);
+    for (int round = 0; round < 12; ++round) {  // committed bytes overwritten: journaled
+      std::iota(v.begin(), v.end(), round);
+      CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+      CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    }
+    H5FD_journal_stats_t st{};
+    CHECK_H5(H5Fget_journal_stats(f, &st));
+    if (durable ? st.checkpoints != 0 : st.checkpoints == 0)
+      fail((std::string("default checkpoint_bytes with durable=") + (durable ? "true" : "false") + ": " +
+            std::to_string(st.checkpoints) + " checkpoints after 1.5 MiB journaled")
+               .c_str());
+    CHECK_H5(H5Dclose(ds));
+    CHECK_H5(H5Ldelete(f, "checkpoint_probe", H5P_DEFAULT));
+    CHECK_H5(H5Fclose(f));
+    H5Pclose(fapl);
+  }
+}
+
 void modify(const std::string& file, hid_t fapl) {
   // Reopen read-write: extend one dataset, shrink another, overwrite part of a third.
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
@@ -345,6 +380,7 @@ int main(int argc, char** argv) {
   raw_patterns(file, fapl);
   const char* env_driver = std::getenv("HDF5_DRIVER");
   stats_check(file, fapl, fapl_kind == "journal" || (fapl_kind == "default" && env_driver && std::string(env_driver) == "journal"));
+  if (fapl_kind == "journal") default_checkpoint_check(file);
   modify(file, fapl);
   access_plist_check(file, fapl);
   family_check(file, fapl);
