@@ -35,7 +35,8 @@ Status JournaledFile::commit() {
 
 Status JournaledFile::commit_point() {
   H5J_RETURN_IF_ERROR(commit_transaction());
-  if (!checkpoint_due() && !first_superblock_committed()) return Status::ok();
+  if (!checkpoint_due() && !first_superblock_committed())
+    return early_write_back_due() ? write_back_early() : Status::ok();
   auto deferred = defer_checkpoint();
   if (!deferred || *deferred) return deferred.status();
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
@@ -186,7 +187,7 @@ Status JournaledFile::declare_unwritten_again() {
 // so nothing is recorded there.
 Result<uint64_t> JournaledFile::recorded_file_size() {
   if (!sharing_.records_file_identity()) return uint64_t(0);
-  return base_->size_as_written();
+  return base_->size_for_commits();
 }
 
 // kApplyingXattr (format.h): recovery compares every fingerprint sample
@@ -237,7 +238,7 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
 Status JournaledFile::write_image_to_base(const RawLayer& raw) {
   H5J_RETURN_IF_ERROR(mark_applying());
   return apply_image(
-      raw, image_.overlay, image_.committed_size,
+      raw, image_.overlay_to_apply(), image_.committed_size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
       opts_.progress, &apply_run_);

@@ -24,9 +24,10 @@
 //    of the journal's metadata;
 //  - at most InPlaceWrites::kMaxExtents extents and kMaxBytes bytes in
 //    place: past that a second flush costs less than the CRCs;
-//  - the file no longer than its last sync left it, or than the end of
-//    the last range INPLACE names: recovery's check of the file's size
-//    (file_match.h) must hold whenever the INPLACE CRCs do.
+//  - the file no longer, as commits record it (size_for_commits), than its
+//    last sync left it or than the end of the last range INPLACE names:
+//    recovery's check of the file's size (file_match.h) must hold whenever
+//    the INPLACE CRCs do.
 //
 // WHICH BYTES AN INPLACE RECORD NAMES: only what the file alone holds in
 // the commit's image.  A later write of the transaction journaled over
@@ -101,7 +102,7 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
       out.push_back({piece.addr, piece.len, mask_crc(crc)});
     }
   }
-  auto size = base_->size_as_written();
+  auto size = base_->size_for_commits();
   if (!size) return size.status();
   uint64_t vouched = out.empty() ? 0 : out.back().address + out.back().length;
   if (*size > std::max(vouched, base_->synced_size().value_or(0))) return None();

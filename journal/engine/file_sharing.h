@@ -27,6 +27,10 @@ class FileSharing {
   // A serial writer takes the file's write permission at open; under MPI
   // rank 0 does, once every rank has opened the file for writing.
   bool protects_at_open() const { return !shared_; }
+  // Committed bytes written into the file before the checkpoint
+  // (early_write_back.cc): under MPI a checkpoint is the ranks' collective
+  // step, which rank 0 alone cannot begin.
+  bool writes_back_early() const { return !shared_; }
   // Whether bytes between this process's pieces may be written back with
   // them (sieve spans, staged runs a little apart): under MPI they may be
   // another rank's, which writing them back would overwrite with stale ones

@@ -176,8 +176,7 @@ Status JournaledFile::replay_into_base() {
   if (!journal_size) return journal_size.status();
   if (*journal_size > plan_->summary.committed_end)
     H5J_RETURN_IF_ERROR(journal_->truncate(plan_->summary.committed_end));
-  image_.raw = std::move(plan_->raw);
-  image_.overlay = std::move(plan_->overlay);
+  image_.take(std::move(plan_->raw), std::move(plan_->overlay));
   image_.committed_size = image_.logical_size = plan_->logical_size;
   H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));
   image_.start_generation();
@@ -206,6 +205,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
     h.fingerprint = std::move(*fingerprint);
   }
   image_.journal_high_water = 0;
+  written_back_at_ = 0;
   if (txn_) {
     H5J_RETURN_IF_ERROR(txn_->start_generation(h));
     return data_logs_.appending() ? data_logs_.writer().reset(h) : Status::ok();

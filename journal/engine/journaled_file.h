@@ -129,6 +129,7 @@ class JournaledFile : private RecoveredImage {
   struct Stats {
     uint64_t commits = 0;
     uint64_t checkpoints = 0;
+    uint64_t early_write_backs = 0;  // early_write_back.cc
     uint64_t raw_bytes_logged = 0;
     uint64_t raw_index_bytes = 0;
     uint64_t raw_index_peak_bytes = 0;
@@ -260,6 +261,11 @@ class JournaledFile : private RecoveredImage {
   Status make_writes_durable(bool first_commit);
   bool checkpoint_due() const;
   bool first_superblock_committed();
+  // Committed overlay extents into the file before the checkpoint
+  // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
+  static constexpr uint64_t kEarlyWriteBacks = 16;
+  bool early_write_back_due() const;
+  Status write_back_early();
   Status checkpoint();
   // checkpoint()'s end, once the image is durable in the file.
   Status end_checkpoint();
@@ -318,6 +324,7 @@ class JournaledFile : private RecoveredImage {
   bool base_empty_ = false;         // the file holds no checkpoint yet (created empty): first_superblock_committed
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
+  uint64_t written_back_at_ = 0;    // the generation's bytes at its last early write-back
   bool closed_ = false;
   Stats stats_;
   Status failed_;  // fail-stop: the first error that poisoned the file

@@ -88,8 +88,7 @@ Status JournaledFile::open_for_read() {
   snapshot_ = std::move(*snapshot);
   report_.live_snapshot = snapshot_.live();
   if (!plan_) return Status::ok();
-  image_.raw = std::move(plan_->raw);
-  image_.overlay = std::move(plan_->overlay);
+  image_.take(std::move(plan_->raw), std::move(plan_->overlay));
   image_.logical_size = image_.committed_size = plan_->logical_size;
   if (opts_.after_replay && report_.recovered) H5J_RETURN_IF_ERROR(opts_.after_replay(*this));
   return Status::ok();

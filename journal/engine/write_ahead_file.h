@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "image_layers.h"
 #include "in_place_writes.h"
@@ -57,8 +58,11 @@ class WriteAheadFile : public SuperblockGuardFile {
     if (!rewriting_) cut_in_place_ = true;
     if (synced_size_) synced_size_ = std::min(*synced_size_, size);  // a cut may reach the disk unsynced
     written_size_.reset();  // a failed cut may have cut part of the way
+    std::optional<uint64_t> by_commits = std::exchange(size_for_commits_, std::nullopt);
     H5J_RETURN_IF_ERROR(SuperblockGuardFile::truncate(size));
     written_size_ = size;
+    // A rewrite's growth waits for its sync; any cut may reach the disk.
+    size_for_commits_ = rewriting_ && by_commits ? std::min(*by_commits, size) : size;
     return Status::ok();
   }
 
@@ -73,6 +77,21 @@ class WriteAheadFile : public SuperblockGuardFile {
       written_size_ = *size;
     }
     return *written_size_;
+  }
+
+  // The size a commit records as the file's (COMMIT's file size): its size
+  // as written, less what rewrites grew it by since its last sync.  An early
+  // write-back (early_write_back.cc) grows the file unsynced while commits go on, and
+  // a power loss may take that growth back: a sound file must never be
+  // shorter than its last commit records (file_match.h).  Its bytes are in
+  // the journal still.
+  Result<uint64_t> size_for_commits() {
+    if (!size_for_commits_) {
+      auto size = size_as_written();
+      if (!size) return size.status();
+      size_for_commits_ = *size;
+    }
+    return *size_for_commits_;
   }
 
   // The writes in place since the last commit (not a rewrite's), kept
@@ -106,10 +125,12 @@ class WriteAheadFile : public SuperblockGuardFile {
   }
   Status synced(Status s) {
     if (s) synced_size_ = written_size_;
+    if (s && written_size_) size_for_commits_ = written_size_;
     return s;
   }
   void wrote(uint64_t offset, std::span<const std::byte> data) {
     if (written_size_) written_size_ = std::max(*written_size_, offset + data.size());
+    if (size_for_commits_ && !rewriting_) size_for_commits_ = std::max(*size_for_commits_, offset + data.size());
     if (tracks_in_place_ && !rewriting_) in_place_.wrote(offset, data);
   }
 
@@ -117,6 +138,7 @@ class WriteAheadFile : public SuperblockGuardFile {
   const UnwrittenSpace& unwritten_;
   bool rewriting_ = false;
   std::optional<uint64_t> written_size_;  // size_as_written(), once asked
+  std::optional<uint64_t> size_for_commits_;  // size_for_commits(), once asked
   bool tracks_in_place_ = false;
   InPlaceWrites in_place_;
   bool cut_in_place_ = false;

@@ -175,7 +175,9 @@ inline constexpr Field kRecordCount{8, 8};    // records in the transaction befo
 inline constexpr Field kBeginLsn{16, 8};      // LSN of the transaction's BEGIN
 inline constexpr Field kTime{24, 8};          // ns since the Unix epoch
 // the HDF5 file's own size on disk at this commit, its in-place bytes
-// durable (0: not recorded, as under MPI); versions 1 to 4 end before it
+// durable, less what an early write-back of committed bytes grew it by that
+// no sync has covered yet (0: not recorded, as under MPI); versions 1 to 4
+// end before it
 inline constexpr Field kFileSize{32, 8};
 inline constexpr Field kAll[] = {kLogicalSize, kRecordCount, kBeginLsn, kTime, kFileSize};
 }  // namespace commit_payload

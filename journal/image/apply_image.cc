@@ -8,9 +8,13 @@
 
 namespace h5j {
 
-void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset) {
+void erase_runs(ExtentMap& overlay, const RawPattern& data) {
   if (overlay.intersects(data.addr, data.end()))
     data.for_each_run([&](uint64_t a, uint64_t n, uint64_t) { overlay.erase(a, n); });
+}
+
+void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset) {
+  erase_runs(overlay, data);
   raw.insert(data, log, offset);
 }
 
@@ -127,14 +131,15 @@ Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource
 // (`physical_end`, and nothing this apply keeps reaches past out.reach()),
 // so they read as zeros once the size is set.  A ZERO record of space
 // never written may span gigabytes that the file never reached.
-Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, uint64_t physical_end, const ByteSource& journal,
-                     RunWriter& out) {
+Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, uint64_t physical_end,
+                     const ByteSource& journal, RunWriter& out) {
   Status status;
   overlay.for_each([&](const ExtentMap::Extent& e) {
     uint64_t end = e.src == ExtentMap::kZeroSource ? std::max(physical_end, out.reach()) : logical_size;
     end = std::min(end, logical_size);
-    if (!status || e.addr >= end) return;
-    uint64_t addr = e.addr, src = e.src, left = std::min(e.len, end - e.addr);
+    uint64_t addr = std::max(e.addr, from);
+    if (!status || addr >= end || addr >= e.addr + e.len) return;
+    uint64_t src = ExtentMap::source_at(e.src, addr - e.addr), left = std::min(e.addr + e.len, end) - addr;
     while (left > 0) {
       size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
       auto room = out.next(addr, n);
@@ -155,6 +160,16 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t logical_size, uint64_t p
 
 }  // namespace
 
+Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, const ByteSource& journal,
+                     File& base, AlignedBuffer* run) {
+  auto physical_end = base.size();
+  if (!physical_end) return physical_end.status();
+  const Progress none;  // RunWriter keeps a reference
+  RunWriter out(base, none, run, GapFill::kLeave);
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, from, logical_size, *physical_end, journal, out));
+  return out.flush();
+}
+
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
                        const BucketFilter& mine, AlignedBuffer* run) {
   const Progress none;  // RunWriter keeps a reference
@@ -171,7 +186,7 @@ Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logic
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
-  H5J_RETURN_IF_ERROR(apply_overlay(overlay, logical_size, *physical_end, journal, out));
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, 0, logical_size, *physical_end, journal, out));
   H5J_RETURN_IF_ERROR(out.flush());
   auto size = base.size();
   if (!size) return size.status();

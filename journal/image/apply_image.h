@@ -23,6 +23,8 @@ using Progress = std::function<void(uint64_t done)>;
 // `overlay`.  The one way both replay and the live writer build an image,
 // so its invariant (raw_layer.h) holds in both.
 void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uint32_t log, uint64_t offset);
+// Erases from `overlay` the runs `data` writes.
+void erase_runs(ExtentMap& overlay, const RawPattern& data);
 
 // Whether the bytes between the runs an apply writes may be read back from
 // the file and written with them, or must be left alone.  Only bytes that
@@ -45,6 +47,11 @@ enum class GapFill { kFromFile, kLeave };
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr,
                    AlignedBuffer* run = nullptr);
+// Writes `overlay`'s bytes in [from, logical_size) into `base` as
+// apply_image does, and nothing else: no raw layer, and no change of size
+// beyond what the writes extend.  Does not sync.
+Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, const ByteSource& journal,
+                     File& base, AlignedBuffer* run = nullptr);
 // Given a bucket's address (RawLayer::for_each_bucket), whether this writer
 // writes it: the writers of an MPI checkpoint split the buckets.
 using BucketFilter = std::function<bool(uint64_t bucket)>;

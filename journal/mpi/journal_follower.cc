@@ -30,7 +30,7 @@ void JournalFollower::apply(const Record& r, ImageLayers& image, uint32_t own_lo
     case RecordType::kInPlace: return;  // in the file already
     case RecordType::kWrite: image.journaled(r.write.address, r.write.length, r.data_offset); return;
     case RecordType::kZero: image.zeroed(r.write.address, r.write.length); return;
-    case RecordType::kPlaced: image.overlay.erase(r.write.address, r.write.length); return;
+    case RecordType::kPlaced: image.placed(r.write.address, r.write.length); return;
     case RecordType::kData:
       if (r.data_log != own_log) image.logged(r.pattern, r.data_log, r.data_offset);
       return;

@@ -20,6 +20,10 @@ constexpr std::chrono::milliseconds kPoll(1);
 // A reader waits at most this long for a rewrite under way, or for a writer
 // of an older h5journal that holds it off with no deadline.
 constexpr std::chrono::milliseconds kMostPatience(2000);
+// How long an early write-back holds new readers off, at most: it lets them
+// in when it ends, a few milliseconds later; this bounds the wait only if
+// the writer dies in between.
+constexpr std::chrono::milliseconds kWriteBackHold(1000);
 
 struct Header {
   uint64_t epoch = 0;
@@ -153,6 +157,18 @@ Result<bool> ReadersFile::put_off_checkpoint(std::chrono::milliseconds reader_wa
   }
   window_.reset();
   return false;
+}
+
+Result<bool> ReadersFile::begin_rewrite_if_alone() {
+  if (window_) return false;  // a checkpoint is put off for the readers present
+  // The hold's end only matters if this writer dies before it lets readers in.
+  H5J_RETURN_IF_ERROR(hold_off_until(WallClock::now() + kWriteBackHold));
+  if (readers_present()) {
+    H5J_RETURN_IF_ERROR(write_header(epoch_, ReadersState::kWelcome, 0));
+    return false;
+  }
+  H5J_RETURN_IF_ERROR(begin_rewrite());
+  return true;
 }
 
 Result<ReadersFile::Wait> ReadersFile::wait_for_readers(std::chrono::milliseconds wait,

@@ -7,8 +7,9 @@
 // out wrong, silently.  So the journal records two things, and recovery
 // checks both and changes nothing if either fails (kBaseMismatch):
 //
-//  - the file's own size on disk at every commit (COMMIT, version 5), or at
-//    the generation's start (the header's base size) for older journals.
+//  - the file's own size on disk at every commit (COMMIT, version 5; less
+//    what an early write-back grew it by and no sync has covered yet), or
+//    at the generation's start (the header's base size) for older journals.
 //    The last commit needs min(that size, its logical size) bytes from the
 //    file: replay and a checkpoint only ever cut the file to the committed
 //    logical size, so a sound file is never shorter.

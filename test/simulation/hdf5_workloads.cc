@@ -329,6 +329,9 @@ const std::vector<Workload>& workloads() {
        uint64_t(64) << 20, series},
       {"series-checkpoints", "the same with a 16 KiB checkpoint threshold",
        uint64_t(16) << 10, series},
+      {"series-write-back", "the same with a 128 KiB threshold: no checkpoint until the close, and the steps "
+       "written back early at every commit (early_write_back.cc), growing the file unsynced",
+       uint64_t(128) << 10, series},
       {"mpi-inplace", "the MPI commit protocol on the engine: rank 0 and 1 follower, raw=inplace, a 4 KiB "
        "checkpoint threshold, create then reopen",
        uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_inplace},

@@ -1,0 +1,85 @@
+// Early write-back: committed overlay extents written into the file as the
+// generation grows, so that its checkpoint has little left to write.
+//
+// Why.  A checkpoint writes every block its generation changed into the
+// file and syncs it while the commit that came due waits: W4's 64 KiB steps
+// are journaled (design.md §9), so every 16 MiB of steps the commit stalled
+// 30 to 40 ms on a 16 MiB write and its fdatasync.  Written back a piece at
+// a time behind the commits, with their writeback started at once, the
+// same bytes reach the disk while HDF5 works, and the checkpoint syncs what
+// little is left (decisions/early-write-back.md).
+//
+// When: at a commit point of a durable serial writer, once the generation
+// has grown by checkpoint_bytes / 16 since it was last written back, while
+// its raw layer is empty (image_layers.h: a raw layer goes under the whole
+// overlay, so the checkpoint writes that whole anyway) and no live reader
+// holds a snapshot.  Without durability a checkpoint costs no flush, and
+// its default interval is 1 MiB already.
+//
+// What: the extents of image_.not_in_file (the overlay's extents not yet
+// written back) at or above the size the file had when the generation
+// started (its header's base size), up to the committed size, each from the
+// journal, through write_overlay; their writeback is started at once.
+// Below the base size lie the header's fingerprint samples (file_match.h):
+// rewriting those would need the applying marker, which would weaken
+// recovery's check of a file changed behind the journal's back for as long
+// as it stays.  Above it lie what the generation appended (W4's steps, new
+// objects), which no sample covers.  A checkpoint or a close then writes
+// only the rest (ImageLayers::overlay_to_apply).
+//
+// Invariants, each the checkpoint's own (commit.cc):
+//   - Only committed bytes are written back, and only once their COMMIT is
+//     durable: the write-back runs after commit_transaction returned, with
+//     nothing of the next transaction written yet.
+//   - No fingerprint sample is rewritten: nothing below the base size.
+//   - No live reader's snapshot sees a rewritten byte: new readers are held
+//     off and the readers' locks probed first (ReadersFile::
+//     begin_rewrite_if_alone); with a reader present nothing is written back
+//     and the checkpoint, put off for it, writes the whole.
+//   - No COMMIT records the growth of the file a write-back made until a
+//     sync covers it (WriteAheadFile::size_for_commits): a power loss may
+//     take that growth back, and a sound file is never shorter than its last
+//     commit records.
+//
+// Worked example, checkpoint_bytes 16 MiB, W4's 64 KiB steps.  After step
+// 16 the generation holds 1 MiB: the extents of steps 1 to 16 past the base
+// size are written into the file and their writeback started; likewise
+// after steps 32, 48, and so on.  At step 256 the checkpoint writes steps
+// 241 to 256 and the metadata below the base size, and syncs the file.  A
+// power loss after step 100, with the write-back of steps 81 to 96 half on
+// disk and the file's size not yet grown: recovery finds every fingerprint
+// sample as the header says, the file no shorter than COMMIT 100 recorded
+// (its size before any write-back grew it), and replays the generation's
+// commits 1 to 100 over the file, half-written bytes and all: replay is
+// idempotent, and the file comes back at step 100.
+#include "journaled_file.h"
+
+namespace h5j {
+
+bool JournaledFile::early_write_back_due() const {
+  if (!opts_.ring.durable || !sharing_.writes_back_early() || !txn_ || !first_commit_done_ || base_empty_ ||
+      !image_.raw.empty() || !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
+    return false;
+  uint64_t grown = txn_->records().generation_bytes() - written_back_at_;
+  return grown >= std::max<uint64_t>(opts_.checkpoint_bytes / kEarlyWriteBacks, 1);
+}
+
+Status JournaledFile::write_back_early() {
+  if (readers_) {
+    auto alone = readers_->begin_rewrite_if_alone();
+    if (!alone) return alone.status();
+    if (!*alone) return Status::ok();
+  }
+  H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
+  uint64_t from = txn_->header().base_size, to = image_.committed_size;
+  H5J_RETURN_IF_ERROR(write_overlay(
+      image_.not_in_file, from, to,
+      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_, &apply_run_));
+  if (to > from) base_->start_writeback(from, to - from);
+  image_.written_back(from, to);
+  written_back_at_ = txn_->records().generation_bytes();
+  ++stats_.early_write_backs;
+  return end_rewrite();
+}
+
+}  // namespace h5j
