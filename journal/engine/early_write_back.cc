@@ -57,7 +57,7 @@
 namespace h5j {
 
 bool JournaledFile::early_write_back_due() const {
-  if (!opts_.ring.durable || !sharing_.writes_back_early() || !txn_ || !first_commit_done_ || base_empty_ ||
+  if (!writes_back_early() || !txn_ || !first_commit_done_ || base_empty_ ||
       !image_.raw.empty() || !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
     return false;
   uint64_t grown = txn_->records().generation_bytes() - written_back_at_;

@@ -264,6 +264,7 @@ class JournaledFile : private RecoveredImage {
   // Committed overlay extents into the file before the checkpoint
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
   static constexpr uint64_t kEarlyWriteBacks = 16;
+  bool writes_back_early() const { return opts_.ring.durable && !read_only_ && sharing_.writes_back_early(); }
   bool early_write_back_due() const;
   Status write_back_early();
   Status checkpoint();

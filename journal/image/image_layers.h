@@ -29,13 +29,17 @@
 namespace h5j {
 
 struct ImageLayers {
-  explicit ImageLayers(unsigned raw_bucket_shift) : raw(raw_bucket_shift) {}
+  // `writes_back_early`: whether not_in_file is kept (a durable serial
+  // writer's); else it stays empty, and the overlay goes whole.
+  ImageLayers(unsigned raw_bucket_shift, bool writes_back_early)
+      : raw(raw_bucket_shift), writes_back_early_(writes_back_early) {}
 
   ExtentMap overlay;             // file range -> journal offset (this generation)
   // The overlay's extents the base file may lack, with the same sources
   // (a part of the overlay): the whole overlay until the generation's first
-  // early write-back.  Used only while the raw layer is empty: a raw layer
-  // goes under the whole overlay.
+  // early write-back.  Kept only for a writer that writes back early, and
+  // used only while the raw layer is empty: a raw layer goes under the
+  // whole overlay.
   ExtentMap not_in_file;
   RawLayer raw;                  // data-log extents (this generation), under the overlay
   uint64_t logical_size = 0;     // the size HDF5 sees
@@ -47,13 +51,13 @@ struct ImageLayers {
   // [addr, addr + length) journaled at journal offset `at`.
   void journaled(uint64_t addr, uint64_t length, uint64_t at) {
     overlay.insert(addr, length, at);
-    not_in_file.insert(addr, length, at);
+    if (writes_back_early_) not_in_file.insert(addr, length, at);
     journal_high_water = std::max(journal_high_water, addr + length);
   }
   // [addr, addr + length) reads as zeros (a ZERO record).
   void zeroed(uint64_t addr, uint64_t length) {
     overlay.insert(addr, length, ExtentMap::kZeroSource);
-    not_in_file.insert(addr, length, ExtentMap::kZeroSource);
+    if (writes_back_early_) not_in_file.insert(addr, length, ExtentMap::kZeroSource);
     journal_high_water = std::max(journal_high_water, addr + length);
   }
   // The pattern's bytes are at `offset` of data log `log`.  Like a journaled
@@ -61,25 +65,25 @@ struct ImageLayers {
   // newer in-place write.
   void logged(const RawPattern& pattern, uint32_t log, uint64_t offset) {
     add_to_image(raw, overlay, pattern, log, offset);
-    erase_runs(not_in_file, pattern);
+    if (writes_back_early_) erase_runs(not_in_file, pattern);
     journal_high_water = std::max(journal_high_water, pattern.end());
   }
   // [addr, addr + length) was written in place into space the file held
   // unwritten (a PLACED record): no layer holds its bytes any longer.
   void placed(uint64_t addr, uint64_t length) {
     overlay.erase(addr, length);
-    not_in_file.erase(addr, length);
+    if (writes_back_early_) not_in_file.erase(addr, length);
   }
   // The layers of a replay's plan, none of them in the file yet.
   void take(RawLayer&& plan_raw, ExtentMap&& plan_overlay) {
     raw = std::move(plan_raw);
     overlay = std::move(plan_overlay);
-    not_in_file = overlay;
+    if (writes_back_early_) not_in_file = overlay;
   }
   // What a checkpoint or a close writes over the raw layer.  Extents
   // written back early are in the file already, unless a raw layer's bytes
   // go under them: then the overlay goes whole.
-  const ExtentMap& overlay_to_apply() const { return raw.empty() ? not_in_file : overlay; }
+  const ExtentMap& overlay_to_apply() const { return writes_back_early_ && raw.empty() ? not_in_file : overlay; }
   // not_in_file's bytes in [from, end) are in the base file now.
   void written_back(uint64_t from, uint64_t end) {
     if (end > from) not_in_file.erase(from, end - from);
@@ -91,6 +95,8 @@ struct ImageLayers {
     not_in_file.clear();
     journal_high_water = 0;
   }
+ private:
+  bool writes_back_early_;
 };
 
 }  // namespace h5j

@@ -137,7 +137,7 @@ TEST_CASE("pending writes are made durable, the file's before the data log's, an
   auto file = fs.open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
   REQUIRE(file);
   int base_fd = dynamic_cast<PosixFile&>(**file).fd();
-  ImageLayers image(20);
+  ImageLayers image(20, false);
   UnwrittenSpace unwritten;
   WriteAheadFile base(std::move(*file), image, unwritten);
   DataLogSet logs(fs, journal, 0, IoEngine::kSync, false);
