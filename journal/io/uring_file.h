@@ -49,8 +49,14 @@ class UringFile : public PosixFile {
   bool any_in_kernel() const;
 
   static constexpr unsigned kQueueDepth = 64;
-  // Writes up to this size, submitted with nothing in flight, are made at once.
-  static constexpr size_t kInlineWriteMax = 64 << 10;
+  // Writes up to this size, submitted with nothing in flight, are made at
+  // once.  A commit's last write is waited for at once, so the ring only
+  // adds a kernel worker's wake-up to it: at 64 KiB, the W4 step of 64 KiB
+  // (its records a little over) went through the ring, and its commit p50
+  // was 187 to 274 us against 145 to 203 with io_engine=sync.  A buffer
+  // filled mid-transaction (buffer_size, 1 MiB by default) still goes
+  // through the ring, and HDF5 goes on while it is written.
+  static constexpr size_t kInlineWriteMax = 256 << 10;
 
   io_uring ring_{};
   bool ring_ready_ = false;
