@@ -68,7 +68,12 @@ Status JournaledFile::write_back_early() {
   if (readers_) {
     auto alone = readers_->begin_rewrite_if_alone();
     if (!alone) return alone.status();
-    if (!*alone) return Status::ok();
+    if (!*alone) {
+      // Asked again once the generation has grown as much more: not at
+      // every commit while readers come and go, each ask holding them off.
+      written_back_at_ = txn_->records().generation_bytes();
+      return Status::ok();
+    }
   }
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
   uint64_t from = txn_->header().base_size, to = image_.committed_size;

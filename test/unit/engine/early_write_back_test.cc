@@ -79,7 +79,11 @@ TEST_CASE_FIXTURE(Series, "nothing is written back while a live reader holds a s
   CHECK(writer->stats().early_write_backs == 0);
   CHECK(read_all(**r) == modelled(0, 64 << 10));  // the reader's commit, whole
   r = Status(Code::kIoError, "closed");
+  // Asked again once the generation has grown by another 64 KiB, not at the
+  // next commit: each ask holds readers off.
   append(kStep);
+  CHECK(writer->stats().early_write_backs == 0);
+  for (int i = 0; i < 8; ++i) append(kStep);
   CHECK(writer->stats().early_write_backs == 1);
   REQUIRE(writer->close());
   CHECK(read_file(path) == model);
