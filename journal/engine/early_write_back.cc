@@ -34,7 +34,7 @@
 //   - No fingerprint sample is rewritten: nothing below the base size.
 //   - No live reader's snapshot sees a rewritten byte: new readers are held
 //     off and the readers' locks probed first (ReadersFile::
-//     begin_rewrite_if_alone); with a reader present nothing is written back
+//     alone_for_rewrite); with a reader present nothing is written back
 //     and the checkpoint, put off for it, writes the whole.
 //   - No COMMIT records the growth of the file a write-back made until a
 //     sync covers it (WriteAheadFile::size_for_commits): a power loss may
@@ -66,7 +66,7 @@ bool JournaledFile::early_write_back_due() const {
 
 Status JournaledFile::write_back_early() {
   if (readers_) {
-    auto alone = readers_->begin_rewrite_if_alone();
+    auto alone = readers_->alone_for_rewrite();
     if (!alone) return alone.status();
     if (!*alone) {
       // Asked again once the generation has grown as much more: not at

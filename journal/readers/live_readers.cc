@@ -159,16 +159,13 @@ Result<bool> ReadersFile::put_off_checkpoint(std::chrono::milliseconds reader_wa
   return false;
 }
 
-Result<bool> ReadersFile::begin_rewrite_if_alone() {
+Result<bool> ReadersFile::alone_for_rewrite() {
   if (window_) return false;  // a checkpoint is put off for the readers present
   // The hold's end only matters if this writer dies before it lets readers in.
   H5J_RETURN_IF_ERROR(hold_off_until(WallClock::now() + kWriteBackHold));
-  if (readers_present()) {
-    H5J_RETURN_IF_ERROR(write_header(epoch_, ReadersState::kWelcome, 0));
-    return false;
-  }
-  H5J_RETURN_IF_ERROR(begin_rewrite());
-  return true;
+  if (!readers_present()) return true;
+  H5J_RETURN_IF_ERROR(write_header(epoch_, ReadersState::kWelcome, 0));
+  return false;
 }
 
 Result<ReadersFile::Wait> ReadersFile::wait_for_readers(std::chrono::milliseconds wait,

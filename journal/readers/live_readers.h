@@ -148,9 +148,9 @@ class ReadersFile {
   Result<bool> put_off_checkpoint(std::chrono::milliseconds reader_wait);
   // Before an early write-back (early_write_back.cc): holds new readers
   // off and probes, as a due checkpoint does, but never waits and opens no
-  // window.  True, a rewrite begun (end it with end_rewrite), if no reader
-  // holds a snapshot; else new readers are let in again at once.
-  Result<bool> begin_rewrite_if_alone();
+  // window.  True if no reader holds a snapshot (new readers stay held off
+  // until end_rewrite); else they are let in again at once.
+  Result<bool> alone_for_rewrite();
   // Before a close or a recovery: holds new readers off and waits until no
   // reader holds a snapshot, or `wait` has passed.  `waiting` is told once,
   // when the first probe finds readers.
