@@ -247,7 +247,7 @@ class JournaledFile : private RecoveredImage {
   std::string session_note() const;
   // After a checkpoint: the unwritten ranges declared again (a commit).
   Status declare_unwritten_again();
-  // A commit point (commit(), and close): the commit, then a checkpoint if
+  // A commit point (commit(), and a close in log form): the commit, then a checkpoint if
   // one is due.
   Status commit_point();
   // The directory entries of the journal and of the file, at the first commit.

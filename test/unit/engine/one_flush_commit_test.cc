@@ -2,9 +2,7 @@
 // makes, the INPLACE records it writes, and recovery leaving out a last
 // commit whose in-place bytes never reached the file.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <climits>
 #include <string>
 #include <vector>
 
@@ -13,43 +11,12 @@
 #include "in_place_writes.h"
 #include "journal_reader.h"
 #include "posix_file.h"
+#include "syncs_seen.h"
 
 using namespace h5j;
 using namespace h5j::test;
 
 namespace {
-
-// The syncs and write backs the engines ask of the system, by file name.
-struct SyncsSeen : Syscalls {
-  std::vector<std::string> calls;
-  static std::string name_of(int fd) {
-    char link[64], target[PATH_MAX] = "";
-    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = ::readlink(link, target, sizeof target - 1);
-    std::string path(target, n > 0 ? size_t(n) : 0);
-    return path.ends_with(".jnl") ? "journal" : path.ends_with(".h5") ? "file" : path;
-  }
-  int fdatasync(int fd) override {
-    calls.push_back("fdatasync " + name_of(fd));
-    return Syscalls::fdatasync(fd);
-  }
-  int fsync(int fd) override {
-    calls.push_back("fsync " + name_of(fd));
-    return Syscalls::fsync(fd);
-  }
-  int write_back(int fd) override {
-    calls.push_back("write back " + name_of(fd));
-    return Syscalls::write_back(fd);
-  }
-};
-
-// The real file system, told whether one cache flush covers both files
-// (the answer statfs would give on ext4, or on tmpfs).
-struct OneDevice : PosixFileSystem {
-  bool shares;
-  OneDevice(Syscalls& sys, bool shares) : PosixFileSystem(sys), shares(shares) {}
-  bool shares_cache_flush(const std::string&, const std::string&) override { return shares; }
-};
 
 struct Writer : FileInDir {
   SyncsSeen syncs;
