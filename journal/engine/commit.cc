@@ -288,6 +288,7 @@ Status JournaledFile::close() {
 // image, then the new generation's header) and, for a file created empty,
 // the marker's too.  A job that writes a file and closes it commits once.
 Status JournaledFile::close_materialized() {
+  txn_->records().stop_zeros_ahead();
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (first_commit_done_) {
     H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
@@ -300,6 +301,7 @@ Status JournaledFile::close_materialized() {
 // the superblock's guard says so (superblock_guard.h): h5recover tells this
 // file from a crashed one by it, and readers without the driver refuse it.
 Status JournaledFile::close_in_log_form() {
+  txn_->records().stop_zeros_ahead();
   H5J_RETURN_IF_ERROR(commit_point());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());

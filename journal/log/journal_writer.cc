@@ -217,6 +217,10 @@ Status JournalWriter::submit(Buffer& b) {
 // can race with them.  Without durability nothing is synced, and there is
 // nothing to save.
 //
+// A close's commit writes none: the journal ends with it.  A job that
+// writes its file and closes it commits once, and the 2 MiB of zeros its
+// commit synced were 12% more bytes on the disk for a 16 MiB file.
+//
 // Zeros are a speed-up, not a promise: on a full disk (ENOSPC, EDQUOT) they
 // are taken back, and the journal grows record by record from then on, so
 // a nearly full disk holds as many commits as it would without them.

@@ -74,6 +74,9 @@ class JournalWriter {
   bool fits_in_durable_space(uint64_t more) const {
     return opts_.durable && allocated_end_ == durable_end_ && tell() + more <= durable_end_;
   }
+  // For the journal's last commit, a close's: no zeros ahead from here on,
+  // since no later commit could use them (see reserve()).
+  void stop_zeros_ahead() { preallocate_ = false; }
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);
@@ -137,7 +140,7 @@ class JournalWriter {
   uint64_t begin_lsn_ = 0;
   uint64_t allocated_end_ = 0;  // the journal file is written up to here
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
-  bool preallocate_ = true;     // false after a full disk
+  bool preallocate_ = true;     // false after a full disk, and for a close's commit
 };
 
 }  // namespace h5j
