@@ -14,6 +14,9 @@ int Syscalls::fsync(int fd) { return ::fsync(fd); }
 int Syscalls::write_back(int fd) {
   return ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
 }
+int Syscalls::start_writeback(int fd, off_t offset, off_t length) {
+  return ::sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}
 int Syscalls::ftruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
 int Syscalls::uring_setup(unsigned entries, io_uring* ring) { return io_uring_queue_init(entries, ring, 0); }
 void* Syscalls::alloc_buffer(size_t size) { return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096); }

@@ -21,6 +21,8 @@ class Syscalls {
   virtual int fsync(int fd);
   // sync_file_range with WAIT_BEFORE | WRITE | WAIT_AFTER over the whole file.
   virtual int write_back(int fd);
+  // sync_file_range with WRITE alone: starts writeback, waits for nothing.
+  virtual int start_writeback(int fd, off_t offset, off_t length);
   virtual int ftruncate(int fd, off_t size);
   virtual int uring_setup(unsigned entries, io_uring* ring);
   // The result of a completed io_uring write, as the engine sees it.

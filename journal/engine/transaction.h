@@ -51,6 +51,16 @@ namespace h5j {
 class PendingWrites {
  public:
   void wrote_in_place() { in_place_ = true; }
+  // Whether an in-place write of [addr, addr + len), durable, starts its
+  // writeback now (File::start_writeback): one of kEarlyWritebackMin bytes
+  // or more, in a transaction that has not rewritten bytes it started.  A
+  // stream of new bytes (W1) reaches the disk while HDF5 produces the next;
+  // but HDF5 writing a compound dataset a member at a time reads and writes
+  // every element once per member, and starting each pass would send the
+  // same bytes to the disk eight times (h5bench's CI pattern: 539 MB for
+  // 64 MiB).  From the first such rewrite to the commit, the page cache
+  // absorbs them and the commit's sync writes them once.
+  bool starts_writeback(uint64_t addr, uint64_t len);
   void logged() { logged_ = true; }
   bool any() const { return in_place_ || logged_; }
   bool has_in_place() const { return in_place_; }
@@ -63,6 +73,9 @@ class PendingWrites {
  private:
   bool in_place_ = false;
   bool logged_ = false;
+  // The bytes started towards the disk since the last commit, as one span.
+  uint64_t started_lo_ = UINT64_MAX, started_hi_ = 0;
+  bool rewrote_started_ = false;
 };
 
 class Transaction {

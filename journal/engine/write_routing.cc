@@ -124,7 +124,7 @@ Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> d
   H5J_RETURN_IF_ERROR(base_->write_at(addr, data));
   // Large writes start on their way to the disk now, while HDF5 produces
   // the next ones, instead of all at the commit's fdatasync.
-  if (opts_.ring.durable && data.size() >= File::kEarlyWritebackMin) base_->start_writeback(addr, data.size());
+  if (opts_.ring.durable && pending_.starts_writeback(addr, data.size())) base_->start_writeback(addr, data.size());
   pending_.wrote_in_place();
   return Status::ok();
 }

@@ -68,7 +68,7 @@ Status PosixFile::write_back() {
 }
 
 void PosixFile::start_writeback(uint64_t offset, uint64_t length) {
-  (void)::sync_file_range(fd_.get(), off64_t(offset), off64_t(length), SYNC_FILE_RANGE_WRITE);
+  (void)sys_.start_writeback(fd_.get(), off_t(offset), off_t(length));
 }
 
 Status PosixFile::truncate(uint64_t size) {

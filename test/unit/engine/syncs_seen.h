@@ -18,7 +18,8 @@
 namespace h5j::test {
 
 struct SyncsSeen : Syscalls {
-  std::vector<std::string> calls;
+  std::vector<std::string> calls;    // syncs and write backs, which wait
+  std::vector<std::string> started;  // writebacks started, which do not
   std::map<std::string, uint64_t> bytes_written;  // by name_of
   // "journal", "file" (*.h5), "directory", or the path.
   static std::string name_of(int fd) {
@@ -42,6 +43,10 @@ struct SyncsSeen : Syscalls {
   int fsync(int fd) override {
     calls.push_back("fsync " + name_of(fd));
     return Syscalls::fsync(fd);
+  }
+  int start_writeback(int fd, off_t offset, off_t length) override {
+    started.push_back(name_of(fd) + " " + std::to_string(offset) + "+" + std::to_string(length));
+    return Syscalls::start_writeback(fd, offset, length);
   }
   int write_back(int fd) override {
     calls.push_back("write back " + name_of(fd));

@@ -2,12 +2,15 @@
 // and writes in place into space declared unwritten.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "engine_test_util.h"
 #include "journal_reader.h"
 #include "posix_file.h"
 #include "journaled_file.h"
+#include "syncs_seen.h"
 #include "test_util.h"
 
 using namespace h5j;
@@ -109,4 +112,33 @@ TEST_CASE_FIXTURE(FileInDir, "each COMMIT records the file's size as the writes 
   REQUIRE((*f)->commit());
   CHECK(test::file_size(path) == 110000);
   CHECK(last_recorded() == 110000);
+}
+
+// HDF5 writing a compound dataset a member at a time rewrites the same new
+// bytes once per member: they go to the disk once, at the commit.
+TEST_CASE_FIXTURE(FileInDir, "large writes in place start their writeback until the transaction rewrites one") {
+  SyncsSeen syncs;
+  OneDevice fs(syncs, /*shares=*/true);
+  opts.fs = &fs;
+  opts.engine = IoEngine::kSync;
+  const size_t mib = 1 << 20;
+  const std::vector<std::byte> piece(mib, std::byte(7));
+  auto started = [&] { return std::exchange(syncs.started, {}); };
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, std::vector<std::byte>(4096, std::byte(1)), 0));
+  REQUIRE((*f)->commit());
+  started();
+  const uint64_t at = 1 << 20;
+  REQUIRE((*f)->write(at, piece, 0));
+  REQUIRE((*f)->write(at + mib, piece, 0));
+  CHECK(started() == std::vector<std::string>{"file 1048576+1048576", "file 2097152+1048576"});
+  REQUIRE((*f)->write(at, piece, 0));            // the second pass
+  REQUIRE((*f)->write(at + 2 * mib, piece, 0));  // new bytes, but the pass goes on
+  CHECK(started().empty());
+  REQUIRE((*f)->commit());
+  started();
+  REQUIRE((*f)->write(at + 3 * mib, piece, 0));  // the next transaction starts again
+  CHECK(started() == std::vector<std::string>{"file 4194304+1048576"});
+  REQUIRE((*f)->close());
 }
