@@ -35,18 +35,35 @@ Status JournaledFile::commit() {
 
 Status JournaledFile::commit_point() {
   H5J_RETURN_IF_ERROR(commit_transaction());
-  if (!checkpoint_due() && !first_superblock_committed())
-    return early_write_back_due() ? write_back_early() : Status::ok();
+  if (!checkpoint_due()) {
+    auto written = superblock_written_back();
+    if (!written) return written.status();
+    if (*written) return Status::ok();
+    if (!first_superblock_committed()) return early_write_back_due() ? write_back_early() : Status::ok();
+  }
   auto deferred = defer_checkpoint();
   if (!deferred || *deferred) return deferred.status();
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
   return checkpoint();
 }
 
-// A file created empty holds nothing on disk until a checkpoint, so the
-// first commit that holds HDF5's superblock is one: from then on the file
-// passes netCDF's format check, which reads the signature itself, and
-// readers without the driver find it guarded (superblock_guard.h).
+// A file created empty holds nothing on disk until its committed bytes are
+// written into it, so the first commit that holds HDF5's superblock writes
+// them: from then on the file passes netCDF's format check, which reads the
+// signature itself, and readers without the driver find it guarded
+// (superblock_guard.h).
+//
+// A durable serial writer writes them back early (early_write_back.cc),
+// with no sync: the generation started on an empty file, so no fingerprint
+// sample lies under them, and the journal holds them until a checkpoint.
+// Else, or with a live reader holding a snapshot, the commit is a
+// checkpoint (put off for the reader as any is): two more flushes, the
+// image's and the new generation's header's.
+Result<bool> JournaledFile::superblock_written_back() {
+  if (!may_write_back_early() || !first_superblock_committed()) return false;
+  return try_write_back_early();
+}
+
 bool JournaledFile::first_superblock_committed() {
   if (!base_empty_ || !first_commit_done_) return false;
   std::array<std::byte, kSuperblockVersionOffset + 1> head{};

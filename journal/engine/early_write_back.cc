@@ -56,15 +56,21 @@
 
 namespace h5j {
 
+bool JournaledFile::may_write_back_early() const {
+  return writes_back_early() && txn_ && first_commit_done_ && image_.raw.empty();
+}
+
 bool JournaledFile::early_write_back_due() const {
-  if (!writes_back_early() || !txn_ || !first_commit_done_ || base_empty_ ||
-      !image_.raw.empty() || !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
+  if (!may_write_back_early() || base_empty_ ||
+      !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
     return false;
   uint64_t grown = txn_->records().generation_bytes() - written_back_at_;
   return grown >= std::max<uint64_t>(opts_.checkpoint_bytes / kEarlyWriteBacks, 1);
 }
 
-Status JournaledFile::write_back_early() {
+Status JournaledFile::write_back_early() { return try_write_back_early().status(); }
+
+Result<bool> JournaledFile::try_write_back_early() {
   if (readers_) {
     auto alone = readers_->alone_for_rewrite();
     if (!alone) return alone.status();
@@ -72,7 +78,7 @@ Status JournaledFile::write_back_early() {
       // Asked again once the generation has grown as much more: not at
       // every commit while readers come and go, each ask holding them off.
       written_back_at_ = txn_->records().generation_bytes();
-      return Status::ok();
+      return false;
     }
   }
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
@@ -83,8 +89,10 @@ Status JournaledFile::write_back_early() {
   if (to > from) base_->start_writeback(from, to - from);
   image_.written_back(from, to);
   written_back_at_ = txn_->records().generation_bytes();
+  base_empty_ = false;
   ++stats_.early_write_backs;
-  return end_rewrite();
+  H5J_RETURN_IF_ERROR(end_rewrite());
+  return true;
 }
 
 }  // namespace h5j

@@ -265,8 +265,14 @@ class JournaledFile : private RecoveredImage {
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
   static constexpr uint64_t kEarlyWriteBacks = 16;
   bool writes_back_early() const { return opts_.ring.durable && !read_only_ && sharing_.writes_back_early(); }
+  // A durable serial writer whose raw layer is empty (early_write_back.cc).
+  bool may_write_back_early() const;
   bool early_write_back_due() const;
   Status write_back_early();
+  // False, with nothing written, if a live reader holds a snapshot.
+  Result<bool> try_write_back_early();
+  // The first superblock into a file created empty (commit.cc).
+  Result<bool> superblock_written_back();
   Status checkpoint();
   // checkpoint()'s end, once the image is durable in the file.
   Status end_checkpoint();
@@ -322,7 +328,7 @@ class JournaledFile : private RecoveredImage {
   PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool one_flush_ = false;          // commits may be made in one flush (open: commit_in_one_flush.cc)
-  bool base_empty_ = false;         // the file holds no checkpoint yet (created empty): first_superblock_committed
+  bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_committed
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
   uint64_t written_back_at_ = 0;    // the generation's bytes at its last early write-back

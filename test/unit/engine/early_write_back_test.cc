@@ -4,10 +4,14 @@
 // and a crash after them recovers the last commit.
 #include <doctest/doctest.h>
 
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "engine_test_util.h"
 #include "journaled_file.h"
+#include "superblock_guard.h"
+#include "syncs_seen.h"
 #include "test_util.h"
 
 using namespace h5j;
@@ -21,8 +25,7 @@ constexpr size_t kStep = 8 << 10;
 // appended and journaled (below inplace_min_bytes), a commit after each:
 // the series W4 writes.  checkpoint_bytes 1 MiB: an early write-back every
 // 64 KiB of journal, no checkpoint within the steps.  (A file created
-// empty is written back by its first checkpoint, which guards its
-// superblock: not early.)
+// empty has its first superblock written back at once: the last cases.)
 struct Series : FileInDir {
   std::unique_ptr<JournaledFile> writer;
   std::vector<std::byte> model;
@@ -100,4 +103,53 @@ TEST_CASE_FIXTURE(Series, "committed bytes below the generation's base size wait
   CHECK(on_disk(0, kStep) != modelled(0, kStep));
   REQUIRE(writer->close());
   CHECK(read_file(path) == model);
+}
+
+namespace {
+
+// A commit of 16 KiB that start as an HDF5 file does, into a file created
+// empty; the syncs it made.
+struct FirstSuperblock : FileInDir {
+  SyncsSeen syncs;
+  OneDevice fs{syncs, /*shares=*/true};
+  std::vector<std::byte> head = std::vector<std::byte>(16 << 10, std::byte(3));
+  std::unique_ptr<JournaledFile> writer;
+
+  explicit FirstSuperblock(bool durable = true) {
+    opts.fs = &fs;
+    opts.engine = IoEngine::kSync;
+    opts.ring.durable = durable;
+    opts.inplace_min_bytes = 1 << 20;  // journaled, as HDF5's metadata is
+    std::memcpy(head.data(), "\x89HDF\r\n\x1a\n", 8);
+    head[kSuperblockVersionOffset] = std::byte(2);
+    auto w = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(w);
+    writer = std::move(*w);
+    REQUIRE(writer->write(0, head, 0));
+    REQUIRE(writer->commit());
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(FirstSuperblock, "a file created empty gets its first superblock, guarded, with no sync of its own") {
+  CHECK(syncs.calls == std::vector<std::string>{"fsync directory", "fsync file", "fdatasync journal"});
+  CHECK(writer->stats().checkpoints == 0);
+  CHECK(writer->stats().early_write_backs == 1);
+  auto disk = read_file(path);
+  REQUIRE(disk.size() == head.size());
+  CHECK(is_guarded_head(disk, /*log_form=*/false));
+  CHECK(std::equal(disk.begin() + 9, disk.end(), head.begin() + 9));
+  writer.reset();  // a crash: the journal replays over it
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(f);
+  CHECK((*f)->report().journal_found);
+  CHECK(read_all(**f) == head);
+}
+
+TEST_CASE("without durability the first superblock is a checkpoint, which costs no flush") {
+  FirstSuperblock w(/*durable=*/false);
+  CHECK(w.syncs.calls.empty());
+  CHECK(w.writer->stats().checkpoints == 1);
+  CHECK(is_guarded_head(read_file(w.path), /*log_form=*/false));
 }
