@@ -36,10 +36,11 @@ Status JournaledFile::commit() {
 Status JournaledFile::commit_point() {
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (!checkpoint_due()) {
-    auto written = superblock_written_back();
-    if (!written) return written.status();
-    if (*written) return Status::ok();
     if (!first_superblock_committed()) return early_write_back_due() ? write_back_early() : Status::ok();
+    if (may_write_back_early()) {  // the first superblock: written back early if no reader holds a snapshot
+      auto written = try_write_back_early();
+      if (!written || *written) return written.status();
+    }
   }
   auto deferred = defer_checkpoint();
   if (!deferred || *deferred) return deferred.status();
@@ -53,16 +54,12 @@ Status JournaledFile::commit_point() {
 // signature itself, and readers without the driver find it guarded
 // (superblock_guard.h).
 //
-// A durable serial writer writes them back early (early_write_back.cc),
-// with no sync: the generation started on an empty file, so no fingerprint
-// sample lies under them, and the journal holds them until a checkpoint.
-// Else, or with a live reader holding a snapshot, the commit is a
-// checkpoint (put off for the reader as any is): two more flushes, the
-// image's and the new generation's header's.
-Result<bool> JournaledFile::superblock_written_back() {
-  if (!may_write_back_early() || !first_superblock_committed()) return false;
-  return try_write_back_early();
-}
+// A durable serial writer writes them back early (commit_point,
+// early_write_back.cc), with no sync: the generation started on an empty
+// file, so no fingerprint sample lies under them, and the journal holds
+// them until a checkpoint.  Else, or with a live reader holding a snapshot,
+// the commit is a checkpoint (put off for the reader as any is): two more
+// flushes, the image's and the new generation's header's.
 
 bool JournaledFile::first_superblock_committed() {
   if (!base_empty_ || !first_commit_done_) return false;
@@ -296,6 +293,7 @@ Status JournaledFile::close() {
   snapshot_.release();  // a reader's snapshot holds off the writer no longer
   return guarded([&] {
     if (!txn_) return Status::ok();  // read-only or passive: nothing to do
+    txn_->records().stop_zeros_ahead();  // the close's commit is the journal's last
     return opts_.materialize_at_close ? close_materialized() : close_in_log_form();
   });
 }
@@ -305,7 +303,6 @@ Status JournaledFile::close() {
 // image, then the new generation's header) and, for a file created empty,
 // the marker's too.  A job that writes a file and closes it commits once.
 Status JournaledFile::close_materialized() {
-  txn_->records().stop_zeros_ahead();
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (first_commit_done_) {
     H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
@@ -318,7 +315,6 @@ Status JournaledFile::close_materialized() {
 // the superblock's guard says so (superblock_guard.h): h5recover tells this
 // file from a crashed one by it, and readers without the driver refuse it.
 Status JournaledFile::close_in_log_form() {
-  txn_->records().stop_zeros_ahead();
   H5J_RETURN_IF_ERROR(commit_point());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());

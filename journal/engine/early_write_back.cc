@@ -14,7 +14,9 @@
 // its raw layer is empty (image_layers.h: a raw layer goes under the whole
 // overlay, so the checkpoint writes that whole anyway) and no live reader
 // holds a snapshot.  Without durability a checkpoint costs no flush, and
-// its default interval is 1 MiB already.
+// its default interval is 1 MiB already.  Also, at once, at the first
+// commit that holds the superblock of a file created empty (commit.cc,
+// first_superblock_committed), whose every byte lies above the base size.
 //
 // What: the extents of image_.not_in_file (the overlay's extents not yet
 // written back) at or above the size the file had when the generation

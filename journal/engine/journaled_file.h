@@ -247,8 +247,8 @@ class JournaledFile : private RecoveredImage {
   std::string session_note() const;
   // After a checkpoint: the unwritten ranges declared again (a commit).
   Status declare_unwritten_again();
-  // A commit point (commit(), and a close in log form): the commit, then a checkpoint if
-  // one is due.
+  // A commit point (commit(), and a close in log form): the commit, then
+  // the first superblock written back, or a checkpoint if one is due.
   Status commit_point();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
@@ -271,8 +271,6 @@ class JournaledFile : private RecoveredImage {
   Status write_back_early();
   // False, with nothing written, if a live reader holds a snapshot.
   Result<bool> try_write_back_early();
-  // The first superblock into a file created empty (commit.cc).
-  Result<bool> superblock_written_back();
   Status checkpoint();
   // checkpoint()'s end, once the image is durable in the file.
   Status end_checkpoint();

@@ -8,9 +8,7 @@ namespace h5j {
 Status PendingWrites::make_durable(WriteAheadFile& base, DataLogSet& logs, bool durable, bool whole_file) {
   if (durable && (in_place_ || whole_file)) H5J_RETURN_IF_ERROR(whole_file ? base.sync_all() : base.sync_data());
   in_place_ = false;
-  started_lo_ = UINT64_MAX;
-  started_hi_ = 0;
-  rewrote_started_ = false;
+  started_ = {};
   if (logged_) H5J_RETURN_IF_ERROR(logs.writer().sync());
   logged_ = false;
   return Status::ok();
@@ -19,13 +17,13 @@ Status PendingWrites::make_durable(WriteAheadFile& base, DataLogSet& logs, bool 
 // Within the span counts as a rewrite, though it may fall in a gap between
 // started writes: the cost is only a write left to the commit's sync.
 bool PendingWrites::starts_writeback(uint64_t addr, uint64_t len) {
-  if (rewrote_started_ || len < File::kEarlyWritebackMin) return false;
-  if (addr < started_hi_ && addr + len > started_lo_) {
-    rewrote_started_ = true;
+  if (started_.rewritten || len < File::kEarlyWritebackMin) return false;
+  if (addr < started_.hi && addr + len > started_.lo) {
+    started_.rewritten = true;
     return false;
   }
-  started_lo_ = std::min(started_lo_, addr);
-  started_hi_ = std::max(started_hi_, addr + len);
+  started_.lo = std::min(started_.lo, addr);
+  started_.hi = std::max(started_.hi, addr + len);
   return true;
 }
 

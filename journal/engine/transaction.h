@@ -74,8 +74,10 @@ class PendingWrites {
   bool in_place_ = false;
   bool logged_ = false;
   // The bytes started towards the disk since the last commit, as one span.
-  uint64_t started_lo_ = UINT64_MAX, started_hi_ = 0;
-  bool rewrote_started_ = false;
+  struct Started {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    bool rewritten = false;
+  } started_;
 };
 
 class Transaction {

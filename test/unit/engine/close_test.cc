@@ -28,15 +28,10 @@ std::vector<std::byte> hdf5_like_file() {
 
 }  // namespace
 
-TEST_CASE("a file created, written and closed: one commit, no checkpoint before the close, no zeros ahead") {
-  FileInDir where;
-  SyncsSeen syncs;
-  OneDevice fs(syncs, /*shares=*/true);
-  where.opts.fs = &fs;
-  where.opts.engine = IoEngine::kSync;
+TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed: one commit, no checkpoint before the close, no zeros ahead") {
   const std::vector<std::byte> content = hdf5_like_file();
   {
-    auto f = JournaledFile::open(where.path, Access::kCreateTruncate, where.opts);
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
     REQUIRE(f);
     REQUIRE((*f)->write(0, content, 0));
     REQUIRE((*f)->close());
@@ -48,7 +43,7 @@ TEST_CASE("a file created, written and closed: one commit, no checkpoint before 
                                                 "fdatasync file", "fsync file", "fsync directory"});
   // Its records, a block or two: no MiB of zeros for commits that never come.
   CHECK(syncs.bytes_written["journal"] < (64u << 10));
-  std::ifstream in(where.path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary);
   std::vector<char> got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   REQUIRE(got.size() == content.size());
   CHECK(std::memcmp(got.data(), content.data(), got.size()) == 0);

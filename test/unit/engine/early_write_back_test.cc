@@ -109,15 +109,11 @@ namespace {
 
 // A commit of 16 KiB that start as an HDF5 file does, into a file created
 // empty; the syncs it made.
-struct FirstSuperblock : FileInDir {
-  SyncsSeen syncs;
-  OneDevice fs{syncs, /*shares=*/true};
+struct FirstSuperblock : FileWithSyncsSeen {
   std::vector<std::byte> head = std::vector<std::byte>(16 << 10, std::byte(3));
   std::unique_ptr<JournaledFile> writer;
 
   explicit FirstSuperblock(bool durable = true) {
-    opts.fs = &fs;
-    opts.engine = IoEngine::kSync;
     opts.ring.durable = durable;
     opts.inplace_min_bytes = 1 << 20;  // journaled, as HDF5's metadata is
     std::memcpy(head.data(), "\x89HDF\r\n\x1a\n", 8);

@@ -18,13 +18,8 @@ using namespace h5j::test;
 
 namespace {
 
-struct Writer : FileInDir {
-  SyncsSeen syncs;
-  OneDevice fs;
-  explicit Writer(bool shares = true) : fs(syncs, shares) {
-    opts.fs = &fs;
-    opts.engine = IoEngine::kSync;
-  }
+struct Writer : FileWithSyncsSeen {
+  using FileWithSyncsSeen::FileWithSyncsSeen;
   // Commit 1 (the first, which syncs the file whole), then commit 2 with
   // `step` in place after it; the syncs commit 2 made.
   std::vector<std::string> two_commits(const std::vector<std::byte>& step) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_test_util.h"
 #include "posix_file.h"
 #include "syscalls.h"
 
@@ -60,6 +61,17 @@ struct OneDevice : PosixFileSystem {
   bool shares;
   OneDevice(Syscalls& sys, bool shares) : PosixFileSystem(sys), shares(shares) {}
   bool shares_cache_flush(const std::string&, const std::string&) override { return shares; }
+};
+
+// A file in a fresh directory (FileInDir), its engine's syscalls seen, on
+// one device or two, with synchronous I/O: where a flush-counting case starts.
+struct FileWithSyncsSeen : FileInDir {
+  SyncsSeen syncs;
+  OneDevice fs;
+  explicit FileWithSyncsSeen(bool shares = true) : fs(syncs, shares) {
+    opts.fs = &fs;
+    opts.engine = IoEngine::kSync;
+  }
 };
 
 }  // namespace h5j::test

@@ -116,11 +116,7 @@ TEST_CASE_FIXTURE(FileInDir, "each COMMIT records the file's size as the writes 
 
 // HDF5 writing a compound dataset a member at a time rewrites the same new
 // bytes once per member: they go to the disk once, at the commit.
-TEST_CASE_FIXTURE(FileInDir, "large writes in place start their writeback until the transaction rewrites one") {
-  SyncsSeen syncs;
-  OneDevice fs(syncs, /*shares=*/true);
-  opts.fs = &fs;
-  opts.engine = IoEngine::kSync;
+TEST_CASE_FIXTURE(FileWithSyncsSeen, "large writes in place start their writeback until the transaction rewrites one") {
   const size_t mib = 1 << 20;
   const std::vector<std::byte> piece(mib, std::byte(7));
   auto started = [&] { return std::exchange(syncs.started, {}); };
