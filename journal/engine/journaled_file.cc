@@ -169,6 +169,17 @@ Status JournaledFile::never_committed() const {
 }
 
 Status JournaledFile::replay_into_base() {
+  // What a killed writer left may be whole in the page cache only: a
+  // COMMIT written but not yet synced, a checkpoint's new header.  A power
+  // loss during the replay would take them back and leave the file with
+  // their bytes over an older commit's, or cut the old generation's records
+  // from under the image.  So what the replay stands on is made durable
+  // first, in commit order, before anything is cut or rewritten.
+  if (opts_.ring.durable) {
+    H5J_RETURN_IF_ERROR(base_->sync_data());
+    H5J_RETURN_IF_ERROR(data_logs_.sync_every_log());
+    H5J_RETURN_IF_ERROR(journal_->sync_data());
+  }
   // Past its last commit the journal holds nothing recovery needs (the zeros
   // written ahead of the records, an uncommitted tail, stale records).
   // Giving that space back first lets a full disk take the replayed bytes.

@@ -190,6 +190,11 @@ Status JournaledFile::truncate_for_create() {
 Status JournaledFile::start_writing() {
   std::array<uint8_t, 16> uuid{};
   uint64_t generation = 1, first_txn = 1;
+  // A journal found may have a name only the page cache holds: a writer
+  // killed before its first commit never synced it.  It is made durable
+  // before anything here counts on it: the superblock's guard, a replay,
+  // the binding.
+  if (report_.journal_found && opts_.ring.durable) H5J_RETURN_IF_ERROR(sync_names());
   if (report_.journal_found) {
     H5J_RETURN_IF_ERROR(load_journal());
     if (plan_) {
@@ -225,8 +230,8 @@ Status JournaledFile::start_writing() {
   one_flush_ = opts_.ring.durable && sharing_.commits_in_one_flush() &&
                opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
   if (one_flush_) base_->track_in_place();
-  // A journal that was found exists durably, so the binding may name it now;
-  // a new journal is bound at its first commit, once its name is durable.
+  // A journal that was found is bound now (its name durable, above); a new
+  // journal is bound at its first commit, once its name is durable.
   return report_.journal_found ? bind() : Status::ok();
 }
 

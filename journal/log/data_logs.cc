@@ -61,6 +61,17 @@ Result<File*> DataLogSet::file(uint32_t log) {
   return files_[log].get();
 }
 
+Status DataLogSet::sync_every_log() {
+  auto logs = existing_data_logs(fs_, journal_path_);
+  if (!logs) return logs.status();
+  for (uint32_t log : *logs) {
+    auto f = file(log);
+    if (!f) return f.status();
+    if (*f != nullptr) H5J_RETURN_IF_ERROR((*f)->sync_data());
+  }
+  return Status::ok();
+}
+
 Status DataLogSet::read(uint32_t log, uint64_t offset, std::span<std::byte> out) {
   if (writer_ && log == own_) return writer_->read(offset, out);
   auto f = file(log);

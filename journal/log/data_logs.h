@@ -54,6 +54,9 @@ class DataLogSet {
   // Whether a committed DATA record's bytes match its CRC (false if the log
   // ends before they do); kMissing if its log does not exist.
   Result<bool> matches(const Record& data);
+  // Every data log that exists, synced: a recovery's, before it rewrites
+  // the file from logs a killed writer may have left in the page cache.
+  Status sync_every_log();
   // Salvage: every log's own DATA records of transactions [first, last]
   // that belong to `journal`'s generation, damage skipped.
   Result<std::vector<Record>> records_of(const JournalHeader& journal, uint64_t first, uint64_t last);
