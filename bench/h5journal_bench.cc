@@ -23,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -80,6 +81,13 @@ class BenchFile {
   void commit() {
     check(H5Fflush(id_, H5F_SCOPE_GLOBAL), "H5Fflush");
     if (driver_.durable_sec2()) fsync_vfd();
+  }
+
+  // The journal's commits so far, and of them, those durable.
+  std::pair<uint64_t, uint64_t> durable_commits() const {
+    H5FD_journal_stats_t s;
+    check(H5Fget_journal_stats(id_, &s), "H5Fget_journal_stats");
+    return {s.commits, s.durable_commits};
   }
 
   // The journal driver's counters before close (the raw index is at its
@@ -186,6 +194,70 @@ json w3_metadata(const Driver& d, const std::string& path, int ops) {
   json r = counted_result("W3", d, seconds_since(t0), "operations", ops);
   r["commits"] = ops / 100 + 1;  // and the close's
   add_disk_counts(r, disk0, path);
+  return r;
+}
+
+// How long each commit took to become durable after its H5Fflush returned
+// (durable=100ms: design.md §9a), seen by asking the driver after every
+// commit and, at the end, every 100 µs until all are; a sample of its own,
+// since the asking costs the steps time.
+class DurabilityLag {
+ public:
+  explicit DurabilityLag(const BenchFile& f) : f_(f) {}
+  void committed() {
+    auto [commits, durable] = f_.durable_commits();
+    if (returned_.size() < commits) returned_.resize(commits, Clock::now());
+    see(durable);
+  }
+  // Waits, up to `limit`, for every commit to be durable.
+  void drain(std::chrono::seconds limit) {
+    auto deadline = Clock::now() + limit;
+    for (;;) {
+      auto [commits, durable] = f_.durable_commits();
+      see(durable);
+      if (durable >= commits || Clock::now() > deadline) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  json result() {
+    json r;
+    r["durability_lag_p50_ms"] = percentile(lags_ms_, 0.50);
+    r["durability_lag_p99_ms"] = percentile(lags_ms_, 0.99);
+    r["durability_lag_max_ms"] = lags_ms_.empty() ? 0.0 : *std::max_element(lags_ms_.begin(), lags_ms_.end());
+    r["durable_commits_seen"] = lags_ms_.size();
+    return r;
+  }
+
+ private:
+  void see(uint64_t durable) {
+    auto now = Clock::now();
+    for (; seen_ < durable && seen_ < returned_.size(); ++seen_)
+      lags_ms_.push_back(std::chrono::duration<double, std::milli>(now - returned_[seen_]).count());
+  }
+  const BenchFile& f_;
+  std::vector<Clock::time_point> returned_;  // by commit, when its H5Fflush returned
+  uint64_t seen_ = 0;
+  std::vector<double> lags_ms_;
+};
+
+// W4 with the durability lag measured (DurabilityLag), journal only.
+json w4_durability_lag(const Driver& d, const std::string& path, int steps, uint64_t step_kib) {
+  BenchFile f(d, path);
+  DurabilityLag lag(f);
+  {
+    TimeSeries series(f.id(), step_kib);
+    for (int s = 0; s < steps; ++s) {
+      series.append();
+      f.commit();
+      lag.committed();
+    }
+  }
+  lag.drain(std::chrono::seconds(30));
+  f.close();
+  json r = result("W4-lag", d, 0.0);
+  r.update(lag.result());
+  r["commits"] = steps;
+  r["step_kib"] = step_kib;
   return r;
 }
 
@@ -605,6 +677,8 @@ int main(int argc, char** argv) {
   w4->add_option("--steps", count, "steps")->required();
   uint64_t kib = 8;
   w4->add_option("--step-kib", kib, "KiB a step (default 8)");
+  bool lag = false;
+  w4->add_flag("--durability-lag", lag, "measure each commit's time to durable instead (the journal's stats)");
   StridedShape shape;
   shape.add_options(*with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset")));
   ParticlePattern pattern;
@@ -657,7 +731,7 @@ int main(int argc, char** argv) {
   if (*w1) r = w1_checkpoint(driver, path, mib, 8);
   if (*w2) r = w2_strided(driver, path, edge);
   if (*w3) r = w3_metadata(driver, path, count);
-  if (*w4) r = w4_time_series(driver, path, count, kib);
+  if (*w4) r = lag ? w4_durability_lag(driver, path, count, kib) : w4_time_series(driver, path, count, kib);
   if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
   if (*pt) r = particles(driver, path, pattern, processes);

@@ -28,7 +28,7 @@ extern "C" {
 #define H5FD_JOURNAL_NAME "journal"
 /* Third-party driver values are 256-511 for unregistered drivers. */
 #define H5FD_JOURNAL_VALUE ((H5FD_class_value_t)(420))
-#define H5FD_JOURNAL_FAPL_VERSION 4
+#define H5FD_JOURNAL_FAPL_VERSION 5
 #define H5FD_JOURNAL_PATH_MAX 4096
 
 typedef enum H5FD_journal_io_t {
@@ -81,6 +81,10 @@ typedef struct H5FD_journal_fapl_t {
     uint32_t reader_wait;                          /* milliseconds live readers' snapshots may hold
                                                       off a checkpoint, close or recovery;
                                                       default 5000 (since version 4) */
+    uint32_t durable_within_ms;                    /* with durable: 0 = each commit is durable when
+                                                      H5Fflush returns; N = commits become durable
+                                                      in the background, in order, within N ms
+                                                      (1 to 3600000); default 0 (since version 5) */
 } H5FD_journal_fapl_t;
 
 /* The driver id, registered on first use. */
@@ -106,10 +110,18 @@ typedef struct H5FD_journal_stats_t {
     uint64_t raw_bytes_logged;     /* raw data appended to the data log */
     uint64_t raw_index_bytes;      /* memory of the data log's index, now */
     uint64_t raw_index_peak_bytes; /* and at its largest */
+    uint64_t durable_commits;      /* of commits, those durable (all of them with durable=true;
+                                      with durable_within_ms, those the background syncs covered) */
 } H5FD_journal_stats_t;
 
 /* Fills *stats for file_id, a file open through the journal driver. */
 H5JOURNAL_API herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t *stats /*out*/);
+
+/* Waits until every commit of file_id so far is durable: the file and its
+ * journal synced, in that order.  With durable_within_ms, before telling
+ * anyone a checkpoint is safe; with durable=false, it makes the commits so
+ * far survive a power loss.  Returns the sync's error if one failed. */
+H5JOURNAL_API herr_t H5Fwait_journal_durable(hid_t file_id);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,7 @@ void list_record(const Record& r, std::FILE* out) {
       note = "size " + field(r.commit.logical_size) + ", " + field(r.commit.record_count) + " records, BEGIN at " +
              field(r.commit.begin_lsn);
       if (r.commit.file_size != 0) note += ", file " + field(r.commit.file_size) + " bytes on disk";
+      note += ", durable through transaction " + field(r.commit.durable_txn);
       break;
     case RecordType::kComment: note = "\"" + r.comment + "\""; break;
     case RecordType::kBegin: break;

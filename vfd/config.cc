@@ -56,6 +56,18 @@ bool parse_whole(const std::string& v, uint32_t& out) {
   return true;
 }
 
+// An interval: a whole number and ms, s or min.
+bool parse_interval_ms(const std::string& v, uint32_t& out) {
+  size_t digits = v.find_first_not_of("0123456789");
+  if (digits == 0 || digits == std::string::npos || digits > 9) return false;
+  uint64_t n = std::stoull(v.substr(0, digits));
+  std::string unit = v.substr(digits);
+  uint64_t ms = unit == "ms" ? n : unit == "s" ? n * 1000 : unit == "min" ? n * 60000 : UINT64_MAX;
+  if (ms > kMaxDurableWithinMs) return false;
+  out = uint32_t(ms);
+  return true;
+}
+
 bool parse_bool(const std::string& v, hbool_t& out) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return out = true, true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return out = false, true;
@@ -93,7 +105,13 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
         },
         "auto, uring or sync"}},
       {"durable",
-       {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bool(v, c.durable); }, "true or false"}},
+       {[](const std::string& v, H5FD_journal_fapl_t& c) {
+          c.durable_within_ms = 0;
+          if (parse_bool(v, c.durable)) return true;
+          c.durable = true;
+          return parse_interval_ms(v, c.durable_within_ms) && c.durable_within_ms > 0;
+        },
+        "true, false, or an interval such as 100ms, 2s or 1min"}},
       {"checkpoint_bytes",
        {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bytes(v, c.checkpoint_bytes); },
         "a size such as 16M, or 0 for the default"}},
@@ -167,6 +185,10 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
     return bad("bad materialize");
   if (c.mpi_comm < H5FD_JOURNAL_MPI_COMM_WORLD || c.mpi_comm > H5FD_JOURNAL_MPI_COMM_SELF) return bad("bad mpi_comm");
   if (memchr(c.journal_path, '\0', sizeof c.journal_path) == nullptr) return bad("journal_path is not terminated");
+  if (c.durable_within_ms > kMaxDurableWithinMs)
+    return bad("durable_within_ms must be at most " + std::to_string(kMaxDurableWithinMs) + " (an hour)");
+  if (c.durable_within_ms != 0 && !c.durable)
+    return bad("durable_within_ms applies with durable true: commits made durable within an interval");
   return Status::ok();
 }
 

@@ -9,6 +9,9 @@
 
 namespace h5j {
 
+// durable_within_ms's bound: an hour.
+inline constexpr uint32_t kMaxDurableWithinMs = 3600000;
+
 H5FD_journal_fapl_t default_config();
 // Checks ranges; the message names the offending key.
 Status validate_config(const H5FD_journal_fapl_t& config);

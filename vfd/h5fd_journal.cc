@@ -56,23 +56,30 @@ herr_t journal_set_eoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
 
 haddr_t journal_get_eof(const H5FD_t* file, H5FD_mem_t) { return self(file)->file->size(); }
 
-// H5Fget_journal_stats asks through H5Fget_vfd_handle (the only way from
-// a file id to its driver) with a FAPL holding this property: a pointer to
-// a StatsRequest.  Only this driver fills it; any other returns its handle
-// and leaves `filled` false.
-constexpr const char* kStatsRequest = "h5journal.stats_request";
-struct StatsRequest {
-  bool filled = false;
+// H5Fget_journal_stats and H5Fwait_journal_durable ask through
+// H5Fget_vfd_handle (the only way from a file id to its driver) with a FAPL
+// holding this property: a pointer to a DriverRequest.  Only this driver
+// answers it; any other returns its handle and leaves `answered` false.
+constexpr const char* kDriverRequest = "h5journal.request";
+struct DriverRequest {
+  enum class Ask { kStats, kWaitDurable } ask = Ask::kStats;
+  bool answered = false;
   H5FD_journal_stats_t stats{};
+  Status waited;
 };
 
 herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
-  if (handle != nullptr && fapl != H5P_DEFAULT && H5Pexist(fapl, kStatsRequest) > 0) {
-    StatsRequest* request = nullptr;
-    if (H5Pget(fapl, kStatsRequest, &request) < 0 || request == nullptr) return -1;
-    JournaledFile::Stats s = self(file)->file->stats();
-    request->stats = {s.commits, s.checkpoints, s.raw_bytes_logged, s.raw_index_bytes, s.raw_index_peak_bytes};
-    request->filled = true;
+  if (handle != nullptr && fapl != H5P_DEFAULT && H5Pexist(fapl, kDriverRequest) > 0) {
+    DriverRequest* request = nullptr;
+    if (H5Pget(fapl, kDriverRequest, &request) < 0 || request == nullptr) return -1;
+    if (request->ask == DriverRequest::Ask::kWaitDurable) {
+      request->waited = self(file)->file->wait_durable();
+    } else {
+      JournaledFile::Stats s = self(file)->file->stats();
+      request->stats = {s.commits,         s.checkpoints,          s.raw_bytes_logged,
+                        s.raw_index_bytes, s.raw_index_peak_bytes, s.durable_commits};
+    }
+    request->answered = true;
     *handle = request;
     return 0;
   }
@@ -204,21 +211,41 @@ herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
   return 0;
 }
 
-herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
-  if (stats == nullptr) return h5j::push_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
-  h5j::StatsRequest request;
-  h5j::StatsRequest* pointer = &request;
+namespace h5j {
+namespace {
+
+// Asks the driver of `file_id` (DriverRequest); false, with HDF5's error
+// stack telling why, if the file is not open through it.
+bool ask_driver(const char* func, hid_t file_id, DriverRequest& request) {
+  DriverRequest* pointer = &request;
   void* handle = nullptr;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl < 0) return -1;
-  herr_t status = H5Pinsert2(fapl, h5j::kStatsRequest, sizeof pointer, &pointer, nullptr, nullptr, nullptr, nullptr,
-                             nullptr, nullptr);
+  if (fapl < 0) return false;
+  herr_t status =
+      H5Pinsert2(fapl, kDriverRequest, sizeof pointer, &pointer, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (status >= 0) status = H5Fget_vfd_handle(file_id, fapl, &handle);
   H5Pclose(fapl);
-  if (status < 0) return -1;
-  if (!request.filled)
-    return h5j::push_error("H5Fget_journal_stats", H5E_BADTYPE, "the file is not open through the journal driver");
+  if (status < 0) return false;
+  if (!request.answered) push_error(func, H5E_BADTYPE, "the file is not open through the journal driver");
+  return request.answered;
+}
+
+}  // namespace
+}  // namespace h5j
+
+herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
+  if (stats == nullptr) return h5j::push_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
+  h5j::DriverRequest request;
+  if (!h5j::ask_driver("H5Fget_journal_stats", file_id, request)) return -1;
   *stats = request.stats;
+  return 0;
+}
+
+herr_t H5Fwait_journal_durable(hid_t file_id) {
+  h5j::DriverRequest request;
+  request.ask = h5j::DriverRequest::Ask::kWaitDurable;
+  if (!h5j::ask_driver("H5Fwait_journal_durable", file_id, request)) return -1;
+  if (!request.waited) return h5j::push_error("H5Fwait_journal_durable", H5E_WRITEERROR, request.waited);
   return 0;
 }
 

@@ -20,6 +20,7 @@ JournalOptions journal_options_for(const std::string& file, const H5FD_journal_f
                                                    : IoEngine::kAuto;
   o.checkpoint_bytes = c.checkpoint_bytes != 0 ? c.checkpoint_bytes : default_checkpoint_bytes(c.durable);
   o.reader_wait = std::chrono::milliseconds(c.reader_wait);
+  o.durable_within = std::chrono::milliseconds(c.durable_within_ms);
   o.recover_on_open = c.recovery == H5FD_JOURNAL_RECOVERY_AUTO;
   o.materialize_at_close = c.materialize == H5FD_JOURNAL_MATERIALIZE_CLOSE;
   o.raw_mode = c.raw == H5FD_JOURNAL_RAW_LOG ? RawMode::kLog : c.raw == H5FD_JOURNAL_RAW_AUTO ? RawMode::kAuto

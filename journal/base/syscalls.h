@@ -15,6 +15,9 @@ namespace h5j {
 class Syscalls {
  public:
   virtual ~Syscalls() = default;
+  // Whether this seam counts or records the calls (a test's): they must
+  // then come in one thread's order (FileSystem::deterministic).
+  virtual bool deterministic() const { return false; }
   virtual ssize_t pread(int fd, void* buf, size_t n, off_t off);
   virtual ssize_t pwrite(int fd, const void* buf, size_t n, off_t off);
   virtual int fdatasync(int fd);

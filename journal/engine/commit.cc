@@ -37,7 +37,7 @@ Status JournaledFile::commit_point() {
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (!checkpoint_due()) {
     if (!first_superblock_committed()) return early_write_back_due() ? write_back_early() : Status::ok();
-    if (may_write_back_early()) {  // the first superblock: written back early if no reader holds a snapshot
+    if (may_write_back_early(/*first_superblock=*/true)) {  // unless a reader holds a snapshot
       auto written = try_write_back_early();
       if (!written || *written) return written.status();
     }
@@ -132,6 +132,7 @@ bool JournaledFile::checkpoint_due() const {
 }
 
 Status JournaledFile::commit_transaction() {
+  if (background_) H5J_RETURN_IF_ERROR(background_->failure());
   if (!txn_ || !txn_->dirty()) return Status::ok();
   H5J_RETURN_IF_ERROR(txn_->begin());
   // The first commit makes the journal's directory entry durable, and only
@@ -155,12 +156,18 @@ Status JournaledFile::commit_transaction() {
   if (!*in_place) H5J_RETURN_IF_ERROR(make_writes_durable(!first_commit_done_));
   // The file's bytes start on their way to the disk while the journal's
   // are written back: the one flush then waits for less.
-  else base_->start_writeback(0, 0);
+  else if (one_flush_) base_->start_writeback(0, 0);
   H5J_RETURN_IF_ERROR(commit_declaring(unwritten, *in_place ? &**in_place : nullptr));
   base_->forget_in_place();
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   ++stats_.commits;
+  if (background_ && *in_place) {
+    background_->written(txn_->records().last_committed_txn(), stats_.commits);
+  } else if (opts_.ring.durable) {
+    durable_commits_ = stats_.commits;
+    if (background_) background_->made_durable({durable_txn_, durable_commits_});
+  }
   return Status::ok();
 }
 
@@ -169,13 +176,47 @@ Status JournaledFile::commit_transaction() {
 // whatever later writes put there in place (unwritten_space.h).  With
 // `in_place`, a commit of one flush: the file's fdatasync, after the
 // COMMIT is written back, flushes both (transaction.h).
+//
+// The COMMIT names the last transaction whose bytes outside the journal are
+// durable (kDurableTxn): this one if they were synced before it, the one
+// before it in a commit of one flush.  Recovery checks the INPLACE records
+// of the transactions after it.
 Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>& unwritten,
                                        const std::vector<InPlacePayload>* in_place) {
   auto file_size = recorded_file_size();
   if (!file_size) return file_size.status();
-  H5J_RETURN_IF_ERROR(txn_->commit(pending_, in_place, unwritten, image_.logical_size, *file_size,
+  uint64_t txn = txn_->records().open_txn();
+  bool in_background = in_place && background_;
+  if (!in_place) durable_txn_ = txn;  // make_writes_durable ran
+  if (in_background) {
+    durable_txn_ = std::max(durable_txn_, background_->durable().txn);
+    *file_size = size_vouched_for(*file_size, *in_place);
+  }
+  using Sync = JournalWriter::CommitSync;
+  H5J_RETURN_IF_ERROR(txn_->commit(pending_, in_place, unwritten, {image_.logical_size, *file_size, durable_txn_},
+                                   !in_place ? Sync::kFlush : in_background ? Sync::kWritten : Sync::kWriteBack,
                                    [this] { return readers_ && readers_->readers_present(); }));
-  return in_place ? make_writes_durable(false) : Status::ok();
+  durable_txn_recorded_ = durable_txn_;
+  file_size_recorded_ = *file_size;
+  if (in_background) {
+    pending_.committed_unsynced();
+    return Status::ok();
+  }
+  if (!in_place) return Status::ok();
+  H5J_RETURN_IF_ERROR(make_writes_durable(false));
+  durable_txn_ = txn;
+  return Status::ok();
+}
+
+// A COMMIT whose transaction may be left out needs the file no longer than
+// the bytes a recovery that keeps it has found: those it synced, the ranges
+// its INPLACE records name (checked), and what an earlier COMMIT recorded
+// (a transaction kept keeps those before it).  Recording less only weakens
+// recovery's test of a file cut short (file_match.h); more would fail it.
+uint64_t JournaledFile::size_vouched_for(uint64_t size, const std::vector<InPlacePayload>& in_place) const {
+  uint64_t vouched = std::max(base_->synced_size().value_or(0), file_size_recorded_);
+  for (const InPlacePayload& p : in_place) vouched = std::max(vouched, p.address + p.length);
+  return std::min(size, vouched);
 }
 
 // A new generation holds none of the old one's ZERO records, so the ranges
@@ -207,17 +248,26 @@ Result<uint64_t> JournaledFile::recorded_file_size() {
 // kApplyingXattr (format.h): recovery compares every fingerprint sample
 // while it is absent, and only the samples no committed record covers
 // while it is set, since the writes it announces may have rewritten the
-// others.  Durable before the first such write.  A generation without
-// samples (its file held less than one when it started: a file created
-// empty, whose first superblock is a checkpoint) has nothing to compare,
-// and under MPI no fingerprint is taken: then nothing is marked, and the
-// sync that would make the mark durable is saved.
+// others.  Durable before the first such write.
+//
+// It also names the last transaction whose bytes outside the journal are
+// durable: the rewrite may lay a later transaction's journaled bytes over
+// an earlier one's in-place bytes, which recovery must then not check
+// (first_txn_missing_in_place).  Only the journal's last transaction is
+// left to check when its last COMMIT names the one before: a rewrite never
+// writes into that one's ranges.
+//
+// Nothing needs marking where neither holds: a generation without samples
+// (its file held less than one when it started: a file created empty)
+// whose journal leaves at most its last transaction unverified; and under
+// MPI, where no fingerprint is taken.  The sync is then saved.
 Status JournaledFile::mark_applying() {
   if (!sharing_.records_file_identity() || applying_marked_) return Status::ok();
   const JournalHeader* h = header_on_disk();
   assert(h != nullptr);
-  if (h->fingerprint.empty()) return Status::ok();
-  auto set = base_->set_xattr(kApplyingXattr, "");
+  bool several_unverified = durable_txn_ > durable_txn_recorded_ + 1;
+  if (h->fingerprint.empty() && !several_unverified) return Status::ok();
+  auto set = base_->set_xattr(kApplyingXattr, encode_applying(*h, durable_txn_));
   if (!set) return set.status();
   if (*set && opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_all());
   applying_marked_ = true;
@@ -249,7 +299,42 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
   return pending_.make_durable(*base_, data_logs_, opts_.ring.durable, first_commit);
 }
 
+// With durable=true every commit is durable already.  With durable=false
+// nothing is, and this makes the commits so far so: the in-place bytes and
+// the data log, then the journal, as a durable commit orders them.
+Status JournaledFile::make_commits_durable() {
+  if (background_) {
+    H5J_RETURN_IF_ERROR(background_->sync_now());
+    BackgroundSync::Durable d = background_->durable();
+    durable_txn_ = std::max(durable_txn_, d.txn);
+    durable_commits_ = std::max(durable_commits_, d.commits);
+    return Status::ok();
+  }
+  if (opts_.ring.durable || !txn_) return Status::ok();
+  if (follower_ || sharing_.publishes_records())
+    return Status(Code::kUnsupported, "waiting for durability under MPI needs durable=true");
+  H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
+  if (data_logs_.appending()) H5J_RETURN_IF_ERROR(data_logs_.writer().sync());
+  H5J_RETURN_IF_ERROR(sync_in_commit_order(*base_, *journal_));
+  durable_commits_ = stats_.commits;
+  return Status::ok();
+}
+
+Status JournaledFile::wait_durable() {
+  return guarded([&] { return make_commits_durable(); });
+}
+
+JournaledFile::Stats JournaledFile::stats() const {
+  Stats s = stats_;
+  s.raw_index_bytes = image_.raw.memory_bytes();
+  s.durable_commits = background_ ? std::max(durable_commits_, background_->durable().commits) : durable_commits_;
+  return s;
+}
+
+// Under durable_within the commits it writes may be in the page cache only:
+// durable first (design.md §9a), which mark_applying then records.
 Status JournaledFile::write_image_to_base(const RawLayer& raw) {
+  if (background_) H5J_RETURN_IF_ERROR(make_commits_durable());
   H5J_RETURN_IF_ERROR(mark_applying());
   return apply_image(
       raw, image_.overlay_to_apply(), image_.committed_size,

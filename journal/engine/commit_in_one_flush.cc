@@ -9,6 +9,11 @@
 // with it.  Recovery checks the INPLACE CRCs of the generation's last
 // transaction and refuses it if the file fails them (replay.h).
 //
+// A commit left to the background's sync (durable_within: background_sync.h)
+// names its in-place bytes the same way, and applies under the first
+// conditions below that concern what INPLACE can vouch for, and unless it
+// is a close's.
+//
 // When it applies; otherwise the file is synced before the COMMIT:
 //  - durable, serial (FileSharing), and the journal and the file on one
 //    device under a file system whose fdatasync always flushes its cache
@@ -81,9 +86,13 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
     const std::vector<UnwrittenSpace::Range>& unwritten) {
   using None = std::optional<std::vector<InPlacePayload>>;
   const InPlaceWrites& writes = base_->in_place();
-  if (!one_flush_ || !pending_.has_in_place() || !first_commit_done_ || pending_.has_logged() ||
-      base_->cut_in_place() || writes.too_many())
+  if (!(one_flush_ || background_) || !first_commit_done_ || pending_.has_logged() || base_->cut_in_place() ||
+      writes.too_many())
     return None();
+  // The journal's own sync is a commit's one flush when nothing went in
+  // place; a close commits durably whatever the setting.
+  if (one_flush_ && !pending_.has_in_place()) return None();
+  if (background_ && closed_) return None();
   std::vector<InPlacePayload> out;
   auto from_file = [this](uint64_t offset, std::span<std::byte> bytes) -> Result<bool> {
     auto got = base_->read_at(offset, bytes);
@@ -102,6 +111,7 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
       out.push_back({piece.addr, piece.len, mask_crc(crc)});
     }
   }
+  if (background_) return None(std::move(out));  // its COMMIT records the size vouched for (size_vouched_for)
   auto size = base_->size_for_commits();
   if (!size) return size.status();
   uint64_t vouched = out.empty() ? 0 : out.back().address + out.back().length;

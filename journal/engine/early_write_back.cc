@@ -9,14 +9,17 @@
 // same bytes reach the disk while HDF5 works, and the checkpoint syncs what
 // little is left (decisions/early-write-back.md).
 //
-// When: at a commit point of a durable serial writer, once the generation
+// When: at a commit point of a durable serial writer whose every commit is
+// durable when it returns (not durable_within), once the generation
 // has grown by checkpoint_bytes / 16 since it was last written back, while
 // its raw layer is empty (image_layers.h: a raw layer goes under the whole
 // overlay, so the checkpoint writes that whole anyway) and no live reader
 // holds a snapshot.  Without durability a checkpoint costs no flush, and
 // its default interval is 1 MiB already.  Also, at once, at the first
 // commit that holds the superblock of a file created empty (commit.cc,
-// first_superblock_committed), whose every byte lies above the base size.
+// first_superblock_committed), whose every byte lies above the base size,
+// under durable_within too if every commit so far is durable (the first
+// commit of a session always is).
 //
 // What: the extents of image_.not_in_file (the overlay's extents not yet
 // written back) at or above the size the file had when the generation
@@ -58,12 +61,13 @@
 
 namespace h5j {
 
-bool JournaledFile::may_write_back_early() const {
-  return writes_back_early() && txn_ && first_commit_done_ && image_.raw.empty();
+bool JournaledFile::may_write_back_early(bool first_superblock) const {
+  bool allowed = first_superblock ? keeps_not_in_file() && all_commits_durable() : writes_back_early();
+  return allowed && first_commit_done_ && image_.raw.empty();
 }
 
 bool JournaledFile::early_write_back_due() const {
-  if (!may_write_back_early() || base_empty_ ||
+  if (!may_write_back_early(/*first_superblock=*/false) || base_empty_ ||
       !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
     return false;
   uint64_t grown = txn_->records().generation_bytes() - written_back_at_;

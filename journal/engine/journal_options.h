@@ -92,6 +92,10 @@ struct JournalOptions {
   // snapshots expire.  A reader with 0 never waits for a writer holding
   // readers off.
   std::chrono::milliseconds reader_wait{5000};
+  // With ring.durable: 0, each commit is durable when it returns; else
+  // commits are only written, and a thread makes them durable in commit
+  // order within this interval (background_sync.h, design.md §9a).
+  std::chrono::milliseconds durable_within{0};
   // Told, in a sentence, when a close or a recovery waits for live readers
   // and how that wait ended (h5recover prints it).  Empty: nobody is told.
   std::function<void(const std::string&)> on_reader_wait;

@@ -32,7 +32,7 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
       read_only_(read_only),
       sharing_(opts_.role),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
-      image_(opts_.raw_bucket_shift, writes_back_early()),
+      image_(opts_.raw_bucket_shift, keeps_not_in_file()),
       peers_(opts_.data_log, opts_.ranks, opts_.raw_bucket_shift) {}
 
 JournaledFile::~JournaledFile() {
@@ -135,20 +135,36 @@ Status JournaledFile::load_journal() {
   return Status::ok();
 }
 
-// A commit of one flush whose in-place bytes never reached the disk was
-// never acknowledged (transaction.h): the plan is made again without it.
+// A transaction whose in-place bytes never reached the disk never became
+// durable whole (transaction.h), and no later one can stand without it: the
+// plan is made again without them.  The applying marker, set before a
+// rewrite of committed bytes began, may know more of what was durable than
+// the journal's last durable COMMIT (format.h, THE APPLYING MARKER).
 Result<ReplayPlan> JournaledFile::without_unacknowledged(ReplayPlan plan, const DataLogAccess& data_log) {
-  if (plan.last_in_place.empty()) return plan;
-  ByteSource journal = [this](uint64_t offset, std::span<std::byte> out) { return read_exact(*journal_, offset, out); };
-  DataLogSource logs = [this](uint32_t log, uint64_t offset, std::span<std::byte> out) {
-    return data_logs_.read(log, offset, out);
-  };
-  auto present = in_place_bytes_present(plan, *base_, journal, logs);
-  if (!present) return present.status();
-  if (*present) return plan;
+  uint64_t marked = 0;
+  if (!plan.unverified_in_place.empty()) {
+    auto marker = base_->get_xattr(kApplyingXattr);
+    if (!marker) return marker.status();
+    if (*marker) marked = applying_durable_txn(**marker, plan.summary.header);
+  }
+  auto missing = first_txn_missing_in_place(plan, *base_, std::max(plan.durable_txn, marked));
+  if (!missing) return missing.status();
+  if (*missing == 0) return recovered_durable(std::move(plan), marked);
   auto reader = JournalReader::open(*journal_);
   if (!reader) return reader.status();
-  return plan_replay(**reader, opts_.recovery_mode, data_log, plan.last_applied_txn);
+  auto without = plan_replay(**reader, opts_.recovery_mode, data_log, *missing);
+  if (!without) return without.status();
+  return recovered_durable(std::move(*without), marked);
+}
+
+// Every transaction `plan` applies is durable or was found whole in the
+// file.  What stays on disk to say so, once the replay cuts the journal
+// back to them: their own COMMITs' word, and the applying marker's
+// (`marked`).  mark_applying names the rest before the replay writes.
+ReplayPlan JournaledFile::recovered_durable(ReplayPlan plan, uint64_t marked) {
+  durable_txn_ = plan.last_applied_txn;
+  durable_txn_recorded_ = std::min(std::max(plan.durable_txn, marked), durable_txn_);
+  return plan;
 }
 
 Status JournaledFile::never_committed() const {
@@ -170,11 +186,13 @@ Status JournaledFile::never_committed() const {
 
 Status JournaledFile::replay_into_base() {
   // What a killed writer left may be whole in the page cache only: a
-  // COMMIT written but not yet synced, a checkpoint's new header.  A power
-  // loss during the replay would take them back and leave the file with
-  // their bytes over an older commit's, or cut the old generation's records
-  // from under the image.  So what the replay stands on is made durable
-  // first, in commit order, before anything is cut or rewritten.
+  // COMMIT written but not yet synced, a checkpoint's new header, the
+  // transactions found whole in the file rather than durable by the
+  // journal's word (durable_within).  A power loss during the replay would
+  // take them back and leave the file with their bytes over an older
+  // commit's.  So what the replay stands on is made durable first, in
+  // commit order, before anything is cut or rewritten (mark_applying then
+  // names the last transaction).
   if (opts_.ring.durable) {
     H5J_RETURN_IF_ERROR(base_->sync_data());
     H5J_RETURN_IF_ERROR(data_logs_.sync_every_log());
@@ -217,6 +235,11 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   }
   image_.journal_high_water = 0;
   written_back_at_ = 0;
+  // The new generation's transactions may be numbered as the old one's
+  // were; none of them is durable yet, and all of the old one's are (a
+  // checkpoint or a replay made them so).
+  durable_txn_ = durable_txn_recorded_ = first_txn - 1;
+  if (background_) background_->new_generation(first_txn);
   if (txn_) {
     H5J_RETURN_IF_ERROR(txn_->start_generation(h));
     return data_logs_.appending() ? data_logs_.writer().reset(h) : Status::ok();

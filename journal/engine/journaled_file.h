@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "background_sync.h"
 #include "binding.h"
 #include "data_logs.h"
 #include "live_readers.h"
@@ -133,12 +134,11 @@ class JournaledFile : private RecoveredImage {
     uint64_t raw_bytes_logged = 0;
     uint64_t raw_index_bytes = 0;
     uint64_t raw_index_peak_bytes = 0;
+    uint64_t durable_commits = 0;  // of `commits`, durable
   };
-  Stats stats() const {
-    Stats s = stats_;
-    s.raw_index_bytes = image_.raw.memory_bytes();
-    return s;
-  }
+  Stats stats() const;
+  // Waits until every commit so far is durable (H5Fwait_journal_durable).
+  Status wait_durable();
   // The HDF5 file, its superblock guarded on disk while this writer works
   // (superblock_guard.h); reads through it see HDF5's bytes, and every write
   // into it is checked against the write-ahead rule (write_ahead_file.h).
@@ -178,6 +178,7 @@ class JournaledFile : private RecoveredImage {
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
   Result<ReplayPlan> without_unacknowledged(ReplayPlan plan, const DataLogAccess& data_log);
+  ReplayPlan recovered_durable(ReplayPlan plan, uint64_t marked);
   Status replay_into_base();
   // Before the file's committed bytes are rewritten (a checkpoint, a close, a
   // recovery): with `wait`, live readers get up to reader_wait to leave;
@@ -198,10 +199,11 @@ class JournaledFile : private RecoveredImage {
   Status read_journal(uint64_t offset, std::span<std::byte> out);
 
   // --- routing writes (write_routing.cc) ---
-  // The in-place threshold (journal_options.h).  With durable=false
-  // journaling a write saves no sync, only costs its bytes twice: every
-  // write in new space goes in place.
-  uint64_t inplace_min() const { return opts_.ring.durable ? opts_.inplace_min_bytes : 0; }
+  // The in-place threshold (journal_options.h).  Where a commit waits for
+  // no sync (durable=false, durable_within) journaling a write saves none,
+  // only costs its bytes twice: every write in new space goes in place.
+  uint64_t inplace_min() const { return commits_wait_for_disk() ? opts_.inplace_min_bytes : 0; }
+  bool commits_wait_for_disk() const { return opts_.ring.durable && opts_.durable_within.count() == 0; }
   // write() with the in-place threshold given: the part below the protected
   // end journaled, the rest in place unless shorter than inplace_min.
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);
@@ -252,6 +254,14 @@ class JournaledFile : private RecoveredImage {
   Status commit_point();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
+  // durable_within: the thread that makes commits durable (open.cc).
+  Status start_background_sync();
+  // Every commit so far durable: the file, the data log and the journal
+  // synced in that order (H5Fwait_journal_durable, and before a rewrite).
+  Status make_commits_durable();
+  // What a COMMIT written in the background's care records as the file's
+  // size: no more than the bytes recovery can find checked or synced.
+  uint64_t size_vouched_for(uint64_t size, const std::vector<InPlacePayload>& in_place) const;
   // The file's own size for a COMMIT record (0 under MPI).
   Result<uint64_t> recorded_file_size();
   // kApplyingXattr around writes of committed bytes into the file.
@@ -264,9 +274,18 @@ class JournaledFile : private RecoveredImage {
   // Committed overlay extents into the file before the checkpoint
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
   static constexpr uint64_t kEarlyWriteBacks = 16;
-  bool writes_back_early() const { return opts_.ring.durable && !read_only_ && sharing_.writes_back_early(); }
-  // A durable serial writer whose raw layer is empty (early_write_back.cc).
-  bool may_write_back_early() const;
+  // A durable serial writer keeps what it has not written back
+  // (ImageLayers::not_in_file).  As the generation grows it writes back
+  // only where each commit is durable when it returns: under durable_within
+  // it would write over the in-place bytes of transactions waiting
+  // unverified (first_txn_missing_in_place).  The first superblock it
+  // writes back whenever every commit so far is durable.
+  bool keeps_not_in_file() const { return opts_.ring.durable && !read_only_ && sharing_.writes_back_early(); }
+  bool writes_back_early() const { return keeps_not_in_file() && commits_wait_for_disk(); }
+  bool all_commits_durable() const { return txn_ && durable_txn_ >= txn_->records().last_committed_txn(); }
+  // Whether the generation's first superblock (`first_superblock`) or its
+  // growth may be written back now: its raw layer empty (early_write_back.cc).
+  bool may_write_back_early(bool first_superblock) const;
   bool early_write_back_due() const;
   Status write_back_early();
   // False, with nothing written, if a live reader holds a snapshot.
@@ -326,6 +345,13 @@ class JournaledFile : private RecoveredImage {
   PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool one_flush_ = false;          // commits may be made in one flush (open: commit_in_one_flush.cc)
+  // The last transaction whose bytes outside the journal (in place, in the
+  // data log) are durable, as this writer knows it; and as the journal's
+  // last COMMIT records it (kDurableTxn).
+  uint64_t durable_txn_ = 0;
+  uint64_t durable_txn_recorded_ = 0;
+  uint64_t durable_commits_ = 0;     // of stats_.commits, durable (all, unless durable_within or durable=false)
+  uint64_t file_size_recorded_ = 0;  // what the last COMMIT recorded as the file's size
   bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_committed
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
@@ -338,6 +364,10 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<JournalFollower> follower_;  // a follower's view of rank 0's journal
   uint64_t followers_log_bytes_ = 0;           // rank 0: the followers' data logs, as of the last commit
   PeerLogs peers_;
+
+  // durable_within: makes commits durable in the background.  Last: its
+  // thread stops before anything it syncs goes.
+  std::unique_ptr<BackgroundSync> background_;
 };
 
 template <typename Work>

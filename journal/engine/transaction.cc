@@ -43,17 +43,17 @@ Status Transaction::begin() {
 // snapshot now: probed after this COMMIT, so that a reader
 // registering later loads a snapshot that holds it.
 Status Transaction::commit(const PendingWrites& pending, const std::vector<InPlacePayload>* in_place,
-                           const std::vector<UnwrittenSpace::Range>& unwritten, uint64_t logical_size,
-                           uint64_t file_size, const std::function<bool()>& readers_present) {
+                           const std::vector<UnwrittenSpace::Range>& unwritten,
+                           const JournalWriter::CommitFacts& facts, JournalWriter::CommitSync sync,
+                           const std::function<bool()>& readers_present) {
   assert(in_place ? !pending.has_logged() : !pending.any());  // THE ORDER OF DURABILITY
+  assert(in_place || sync == JournalWriter::CommitSync::kFlush);
   (void)pending;
   H5J_RETURN_IF_ERROR(begin());
   if (in_place)
     for (const InPlacePayload& p : *in_place) H5J_RETURN_IF_ERROR(writer_->append_in_place(p));
   for (const UnwrittenSpace::Range& r : unwritten) H5J_RETURN_IF_ERROR(writer_->append_zero(r.addr, r.len));
-  H5J_RETURN_IF_ERROR(writer_->commit(logical_size, file_size,
-                                      in_place ? JournalWriter::CommitSync::kWriteBack
-                                               : JournalWriter::CommitSync::kFlush));
+  H5J_RETURN_IF_ERROR(writer_->commit(facts, sync));
   dirty_ = false;
   placed_allowed_ = !unwritten.empty() && !readers_present();
   return Status::ok();

@@ -69,6 +69,10 @@ class PendingWrites {
   // with `durable` false).  `whole_file`: fsync rather than fdatasync, for
   // the first commit's binding attribute.
   Status make_durable(WriteAheadFile& base, DataLogSet& logs, bool durable, bool whole_file);
+  // A commit left its in-place bytes to a sync in the background
+  // (background_sync.h): they stay pending, so that the next commit that
+  // syncs the file itself covers them; writeback may start afresh.
+  void committed_unsynced() { started_ = {}; }
 
  private:
   bool in_place_ = false;
@@ -101,15 +105,16 @@ class Transaction {
   bool dirty() const { return dirty_; }
 
   // INPLACE records naming `in_place` if given, ZERO records declaring
-  // `unwritten` (what HDF5 allocated and never wrote), then the COMMIT,
-  // durable; with `in_place`, only written back, for the caller's sync of
-  // the file to flush.  Requires `pending` to hold nothing, or with
+  // `unwritten` (what HDF5 allocated and never wrote), then the COMMIT
+  // saying `facts`, left as `sync` says: with `in_place`, only written
+  // back (for the caller's sync of the file to flush) or only written (for
+  // a sync in the background).  Requires `pending` to hold nothing, or with
   // `in_place` only in-place bytes (THE ORDER OF DURABILITY).
   // `readers_present` says, asked after the COMMIT, whether a live reader
   // holds a snapshot (placed_allowed).
   Status commit(const PendingWrites& pending, const std::vector<InPlacePayload>* in_place,
-                const std::vector<UnwrittenSpace::Range>& unwritten, uint64_t logical_size, uint64_t file_size,
-                const std::function<bool()>& readers_present);
+                const std::vector<UnwrittenSpace::Range>& unwritten, const JournalWriter::CommitFacts& facts,
+                JournalWriter::CommitSync sync, const std::function<bool()>& readers_present);
   // Whether a write into declared unwritten space may go in place, with a
   // PLACED record, until the next commit (unwritten_space.h).
   bool placed_allowed() const { return placed_allowed_; }

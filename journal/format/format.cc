@@ -183,14 +183,20 @@ void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSi
   put_field<kBeginLsn>(p, c.begin_lsn);
   put_field<kTime>(p, c.time_ns);
   put_field<kFileSize>(p, c.file_size);
+  put_field<kDurableTxn>(p, c.durable_txn);
+}
+
+size_t commit_payload_size(uint32_t version) {
+  return version >= 7 ? kCommitPayloadSize : version >= 5 ? kCommitPayloadSizeV6 : kCommitPayloadSizeV4;
 }
 
 CommitPayload decode_commit(std::span<const std::byte> in) {
   using namespace commit_payload;
-  assert(in.size() == kCommitPayloadSize || in.size() == kCommitPayloadSizeV4);
+  assert(in.size() == kCommitPayloadSize || in.size() == kCommitPayloadSizeV6 || in.size() == kCommitPayloadSizeV4);
   const std::byte* p = in.data();
   CommitPayload c{get_field<kLogicalSize>(p), get_field<kRecordCount>(p), get_field<kBeginLsn>(p), get_field<kTime>(p)};
-  if (in.size() == kCommitPayloadSize) c.file_size = get_field<kFileSize>(p);
+  if (in.size() >= kCommitPayloadSizeV6) c.file_size = get_field<kFileSize>(p);
+  if (in.size() >= kCommitPayloadSize) c.durable_txn = get_field<kDurableTxn>(p);
   return c;
 }
 
@@ -247,6 +253,24 @@ std::optional<Binding> decode_binding(std::string_view value) {
   b.generation = get_field<binding_value::kGeneration>(p);
   b.journal_path = std::string(value.substr(kBindingFixedSize));
   return b;
+}
+
+std::string encode_applying(const JournalHeader& h, uint64_t durable_txn) {
+  std::string v(kApplyingValueSize, '\0');
+  auto* p = reinterpret_cast<std::byte*>(v.data());
+  std::memcpy(p + applying_value::kUuid.at, h.uuid.data(), applying_value::kUuid.len);
+  put_field<applying_value::kGeneration>(p, h.generation);
+  put_field<applying_value::kDurableTxn>(p, durable_txn);
+  return v;
+}
+
+uint64_t applying_durable_txn(std::string_view value, const JournalHeader& h) {
+  if (value.size() != kApplyingValueSize) return 0;
+  const auto* p = reinterpret_cast<const std::byte*>(value.data());
+  if (std::memcmp(p + applying_value::kUuid.at, h.uuid.data(), applying_value::kUuid.len) != 0 ||
+      get_field<applying_value::kGeneration>(p) != h.generation)
+    return 0;
+  return get_field<applying_value::kDurableTxn>(p);
 }
 
 uint64_t now_ns() {

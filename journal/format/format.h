@@ -50,7 +50,7 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 6;
+inline constexpr uint32_t kFormatVersion = 7;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -61,10 +61,11 @@ inline constexpr size_t kMaxTargetName = 400;
 inline constexpr unsigned kFingerprintSamples = 8;
 inline constexpr uint64_t kFingerprintSampleSize = 64;
 inline constexpr char kBindingXattr[] = "user.h5journal";
-// Set (empty), durably, before a writer or recovery first writes committed
-// bytes into the file in a generation; removed once the next generation
-// (or the close) is durable: while it is absent, nothing but HDF5's new
-// writes has touched the file since the generation's fingerprint.
+// Set (its value: THE APPLYING MARKER, below), durably, before a writer or
+// recovery first writes committed bytes into the file in a generation;
+// removed once the next generation (or the close) is durable: while it is
+// absent, nothing but HDF5's new writes has touched the file since the
+// generation's fingerprint.
 inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
 // The attributes recovery reads besides the file's bytes: a copy made for
 // recovery carries them, and discarding a journal removes them.
@@ -115,7 +116,7 @@ void put_field(std::byte* p, T v) {
 // HEADER SLOT (kHeaderSlotSize bytes)
 namespace header_slot {
 inline constexpr Field kMagic{0, 8};          // `48 35 4A 52 4E 4C 0D 0A`, "H5JRNL\r\n" (CR LF catches text-mode mangling)
-inline constexpr Field kVersion{8, 4};        // format version (6; readers accept 1 to 5)
+inline constexpr Field kVersion{8, 4};        // format version (7; readers accept 1 to 6)
 inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
 inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
 inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
@@ -179,9 +180,15 @@ inline constexpr Field kTime{24, 8};          // ns since the Unix epoch
 // no sync has covered yet (0: not recorded, as under MPI); versions 1 to 4
 // end before it
 inline constexpr Field kFileSize{32, 8};
-inline constexpr Field kAll[] = {kLogicalSize, kRecordCount, kBeginLsn, kTime, kFileSize};
+// the last transaction whose bytes outside the journal (in place, in the
+// data log) were durable when this COMMIT was written: recovery checks the
+// INPLACE records of every transaction after it; versions 1 to 6 end
+// before it, and stand for this transaction's number less one
+inline constexpr Field kDurableTxn{40, 8};
+inline constexpr Field kAll[] = {kLogicalSize, kRecordCount, kBeginLsn, kTime, kFileSize, kDurableTxn};
 }  // namespace commit_payload
-inline constexpr size_t kCommitPayloadSize = commit_payload::kFileSize.end();
+inline constexpr size_t kCommitPayloadSize = commit_payload::kDurableTxn.end();
+inline constexpr size_t kCommitPayloadSizeV6 = commit_payload::kDurableTxn.at;
 inline constexpr size_t kCommitPayloadSizeV4 = commit_payload::kFileSize.at;
 
 // ZERO: these bytes read as zeros (the file shrank over them, or HDF5
@@ -238,6 +245,17 @@ inline constexpr Field kAll[] = {kUuid, kGeneration};
 }  // namespace binding_value
 inline constexpr size_t kBindingFixedSize = binding_value::kGeneration.end();
 
+// THE APPLYING MARKER's value (kApplyingXattr): the generation it was set
+// in, and the last transaction whose bytes outside the journal were durable
+// then.  Empty before version 7.
+namespace applying_value {
+inline constexpr Field kUuid{0, 16};        // the journal's
+inline constexpr Field kGeneration{16, 8};  // the journal's
+inline constexpr Field kDurableTxn{24, 8};  // the last transaction whose bytes outside the journal were durable
+inline constexpr Field kAll[] = {kUuid, kGeneration, kDurableTxn};
+}  // namespace applying_value
+inline constexpr size_t kApplyingValueSize = applying_value::kDurableTxn.end();
+
 // THE READERS FILE, <journal>.readers: how live readers and a writer share
 // a journal (readers/live_readers.h tells the protocol).  The writer writes
 // every field before kLateMark in one write, and readers only kLateMark.
@@ -275,11 +293,13 @@ static_assert(laid_out(header_slot::kAll, kHeaderSlotSize), "the header slot's f
 static_assert(laid_out(record_header::kAll, 32), "the record header's fields");
 static_assert(laid_out(begin_payload::kAll, 8), "BEGIN's fields");
 static_assert(laid_out(write_payload::kAll, 24), "WRITE's fields");
-static_assert(laid_out(commit_payload::kAll, 40) && kCommitPayloadSizeV4 == 32, "COMMIT's fields");
+static_assert(laid_out(commit_payload::kAll, 48) && kCommitPayloadSizeV6 == 40 && kCommitPayloadSizeV4 == 32,
+              "COMMIT's fields");
 static_assert(laid_out(range_payload::kAll, 16), "ZERO's and PLACED's fields");
 static_assert(laid_out(data_payload::kAll, 56) && kDataPayloadSizeV2 == 32, "DATA's fields");
 static_assert(laid_out(in_place_payload::kAll, 24), "INPLACE's fields");
 static_assert(laid_out(binding_value::kAll, 24), "the binding's fields");
+static_assert(laid_out(applying_value::kAll, 32), "the applying marker's fields");
 static_assert(laid_out(readers_file::kAll, 48) && kGenerationLockFirst >= kReadersFileSize, "the readers file's");
 static_assert(kHeaderSlotOffset[1] >= kHeaderSlotSize, "header slots overlap");
 static_assert(kHeaderSlotOffset[1] + kHeaderSlotSize <= kFirstRecordOffset, "a header slot runs into the records");
@@ -397,9 +417,14 @@ struct CommitPayload {
   uint64_t begin_lsn = 0;
   uint64_t time_ns = 0;
   uint64_t file_size = 0;  // 0: not recorded
+  uint64_t durable_txn = 0;
 };
 void encode_commit(const CommitPayload& c, std::span<std::byte, kCommitPayloadSize> out);
-// `in` holds kCommitPayloadSize bytes, or kCommitPayloadSizeV4 before version 5.
+// The COMMIT payload's size in a journal of format `version`.
+size_t commit_payload_size(uint32_t version);
+// `in` holds commit_payload_size(version) bytes.  Before version 7,
+// durable_txn is left 0: the reader, who knows the transaction's number,
+// stands in that number less one.
 CommitPayload decode_commit(std::span<const std::byte> in);
 
 // A record's masked CRC32C: of its header after the CRC field, then of its
@@ -424,6 +449,13 @@ std::string encode_binding(const Binding& b);
 std::string uuid_hex(const std::array<uint8_t, 16>& uuid);
 // nullopt for a value too short to be a binding.
 std::optional<Binding> decode_binding(std::string_view value);
+
+// The applying marker's value, set in generation `h` with transactions up
+// to `durable_txn` durable outside the journal.
+std::string encode_applying(const JournalHeader& h, uint64_t durable_txn);
+// The durable transaction a marker set in generation `h` names; 0 for a
+// marker of another generation or journal, or an empty one.
+uint64_t applying_durable_txn(std::string_view value, const JournalHeader& h);
 
 uint64_t now_ns();
 

@@ -131,6 +131,11 @@ class FileSystem {
   // durable too: the same block device, under a file system whose fdatasync
   // always sends the device a cache flush (ext4, XFS).  False when unsure.
   virtual bool shares_cache_flush(const std::string& /*a*/, const std::string& /*b*/) { return false; }
+  // Whether its operations must come in an order fixed by the caller's
+  // alone: a recording to replay, or faults injected by count.  The engine
+  // then starts no thread, and does its background work inline
+  // (background_sync.h).
+  virtual bool deterministic() const { return false; }
   // Every existing path that begins with `prefix` and lies in the directory
   // that `prefix` names (its part before the last '/'), in no set order.
   virtual Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) = 0;

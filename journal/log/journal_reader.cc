@@ -150,9 +150,13 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
     case RecordType::kCommit: {
-      size_t size = header_.version >= 5 ? kCommitPayloadSize : kCommitPayloadSizeV4;
+      size_t size = commit_payload_size(header_.version);
       if (h.payload_len != size) return stop(StreamEnd::kBadRecord);
       rec.commit = decode_commit(std::span<const std::byte>(head, size));
+      // Before version 7 every transaction before this one was durable
+      // whole when this COMMIT was written (a commit of one flush began
+      // only after the one before it returned).
+      if (header_.version < 7) rec.commit.durable_txn = h.txn - 1;
       break;
     }
     case RecordType::kZero:

@@ -120,6 +120,7 @@ struct CommittedTxn {
   uint64_t txn = 0;
   uint64_t logical_size = 0;
   uint64_t file_size = 0;   // the file's own size at the commit (0: not recorded)
+  uint64_t durable_txn = 0; // transactions up to this one had their bytes outside the journal durable
   uint64_t end_offset = 0;  // where the record after its COMMIT starts
   std::vector<Record> writes;
 };

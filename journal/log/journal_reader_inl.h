@@ -51,7 +51,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
       bool in_order = options.allow_txn_gap ? h.txn >= expected_txn : h.txn == expected_txn;
       if (in_txn || !in_order) { out_of_order = true; break; }
       in_txn = true;
-      open = CommittedTxn{h.txn, 0, 0, 0, {}};
+      open = CommittedTxn{h.txn, 0, 0, 0, 0, {}};
       records = 1;
       begin_lsn = h.lsn;
       continue;
@@ -72,6 +72,7 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
     if (rec.commit.record_count != records || rec.commit.begin_lsn != begin_lsn) { out_of_order = true; break; }
     open.logical_size = rec.commit.logical_size;
     open.file_size = rec.commit.file_size;
+    open.durable_txn = rec.commit.durable_txn;
     open.end_offset = rec.next_offset;
     H5J_RETURN_IF_ERROR(on_commit(open));
     in_txn = false;

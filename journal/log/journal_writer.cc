@@ -130,10 +130,10 @@ Status JournalWriter::comment(std::string_view text) {
   return append_record(RecordType::kComment, {}, {&bytes, 1});
 }
 
-Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size, CommitSync sync) {
-  assert(in_txn_);
+Status JournalWriter::commit(const CommitFacts& facts, CommitSync sync) {
+  assert(in_txn_ && facts.durable_txn <= txn_);
   std::byte payload[kCommitPayloadSize];
-  encode_commit({logical_size, txn_records_, begin_lsn_, now_ns(), file_size}, payload);
+  encode_commit({facts.logical_size, txn_records_, begin_lsn_, now_ns(), facts.file_size, facts.durable_txn}, payload);
   H5J_RETURN_IF_ERROR(append_record(RecordType::kCommit, payload, {}));
   in_txn_ = false;
   H5J_RETURN_IF_ERROR(submit(cur()));
@@ -142,7 +142,7 @@ Status JournalWriter::commit(uint64_t logical_size, uint64_t file_size, CommitSy
   // the header says durable=false (format.h, FILE LAYOUT).
   uint64_t end = tell();
   H5J_RETURN_IF_ERROR(rotate(align_up(end, header_.block_size)));
-  if (!opts_.durable) return file_.wait_write(UINT64_MAX);
+  if (!opts_.durable || sync == CommitSync::kWritten) return file_.wait_write(UINT64_MAX);
   if (sync == CommitSync::kFlush) return sync_all_written();
   assert(allocated_end_ == durable_end_ && end <= durable_end_);  // fits_in_durable_space held
   return file_.write_back();

@@ -62,11 +62,17 @@ class JournalWriter {
   // How a durable commit leaves the journal: kFlush, fdatasync'd; kWriteBack,
   // on the device but not flushed from its cache (File::write_back), which
   // requires fits_in_durable_space: the caller's own sync of a file on the
-  // same device then makes the COMMIT durable.
-  enum class CommitSync { kFlush, kWriteBack };
+  // same device then makes the COMMIT durable; kWritten, only written (a
+  // sync in the background makes it durable later: durable_within).
+  enum class CommitSync { kFlush, kWriteBack, kWritten };
+  // What a COMMIT says besides its transaction's shape (format.h).
+  struct CommitFacts {
+    uint64_t logical_size = 0;
+    uint64_t file_size = 0;    // the HDF5 file's own size on disk now (0: not known)
+    uint64_t durable_txn = 0;  // the last transaction whose bytes outside the journal are durable
+  };
   // COMMIT of the open transaction, then flush and (when durable) `sync`.
-  // `file_size`: the HDF5 file's own size on disk now (0: not known).
-  Status commit(uint64_t logical_size, uint64_t file_size, CommitSync sync = CommitSync::kFlush);
+  Status commit(const CommitFacts& facts, CommitSync sync = CommitSync::kFlush);
   // Whether `more` bytes of records after those appended so far, a COMMIT
   // among them, stay within journal space whose allocation is durable (no
   // zeros written ahead since the last sync): written there, they need no
@@ -100,6 +106,7 @@ class JournalWriter {
 
   bool in_transaction() const { return in_txn_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
+  uint64_t last_committed_txn() const { return in_txn_ ? txn_ - 1 : txn_; }
   // The open transaction's number (in_transaction() must hold).
   uint64_t open_txn() const { return txn_; }
   // Journal bytes used by this generation (its records).

@@ -92,10 +92,13 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       if (plan.refused_txn == 0) plan.refused_txn = t.txn;
       return Status::ok();
     }
-    plan.last_in_place.clear();
+    if (t.durable_txn > plan.durable_txn) {
+      plan.durable_txn = t.durable_txn;
+      std::erase_if(plan.unverified_in_place, [&](const Record& r) { return r.header.txn <= plan.durable_txn; });
+    }
     for (const Record& w : t.writes) {
       if (w.header.type == RecordType::kInPlace) {
-        plan.last_in_place.push_back(w);  // in the file: no layer of the image
+        if (t.txn > plan.durable_txn) plan.unverified_in_place.push_back(w);  // in the file: no layer of the image
         continue;
       }
       if (w.header.type == RecordType::kData) add_to_image(plan.raw, plan.overlay, w.pattern, w.data_log, w.data_offset);
@@ -186,28 +189,6 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
   return plan;
 }
 
-namespace {
-
-// [addr, addr + out.size()) of `base` read through `plan`; false if the
-// file ends before it.
-Result<bool> read_through(const ReplayPlan& plan, File& base, const ByteSource& journal,
-                          const DataLogSource& data_log, uint64_t addr, std::span<std::byte> out) {
-  auto got = base.read_at(addr, out);
-  if (!got) return got.status();
-  if (*got < out.size()) return false;
-  Status status = plan.raw.lay_onto(addr, out, data_log);
-  plan.overlay.for_each_piece(addr, out.size(), [&](uint64_t a, uint64_t n, std::optional<uint64_t> src) {
-    if (!status || !src) return;
-    auto dst = out.subspan(a - addr, n);
-    if (*src == ExtentMap::kZeroSource) std::fill(dst.begin(), dst.end(), std::byte(0));
-    else status = journal(*src, dst);
-  });
-  H5J_RETURN_IF_ERROR(status);
-  return true;
-}
-
-}  // namespace
-
 Result<std::optional<uint32_t>> crc_of_range(uint64_t addr, uint64_t len, const RangeRead& read) {
   constexpr uint64_t kPiece = 1 << 20;
   std::vector<std::byte> piece;
@@ -223,19 +204,20 @@ Result<std::optional<uint32_t>> crc_of_range(uint64_t addr, uint64_t len, const 
   return std::optional<uint32_t>(crc);
 }
 
-Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
-                                    const DataLogSource& data_log) {
-  auto through_plan = [&](uint64_t offset, std::span<std::byte> out) {
-    return read_through(plan, base, journal, data_log, offset, out);
+Result<uint64_t> first_txn_missing_in_place(const ReplayPlan& plan, File& base, uint64_t durable_txn) {
+  auto from_file = [&](uint64_t offset, std::span<std::byte> out) -> Result<bool> {
+    auto got = base.read_at(offset, out);
+    if (!got) return got.status();
+    return *got == out.size();
   };
-  for (const Record& r : plan.last_in_place) {
-    if (r.write.address + r.write.length > plan.logical_size) return false;
-    auto crc = crc_of_range(r.write.address, r.write.length, through_plan);
+  for (const Record& r : plan.unverified_in_place) {
+    if (r.header.txn <= durable_txn) continue;
+    auto crc = crc_of_range(r.write.address, r.write.length, from_file);
     if (!crc) return crc.status();
     // The file's growth never reached the disk, or its bytes differ.
-    if (!*crc || mask_crc(**crc) != r.data_crc) return false;
+    if (!*crc || mask_crc(**crc) != r.data_crc) return r.header.txn;
   }
-  return true;
+  return uint64_t(0);
 }
 
 }  // namespace h5j

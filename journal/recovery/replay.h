@@ -47,11 +47,14 @@ struct ReplayPlan {
   // Salvage: transactions whose journal records were lost to damage, and
   // whose raw data came back from the data log's own records.
   uint64_t rebuilt_txns = 0;
-  // The last applied transaction's INPLACE records (a commit of one flush,
-  // transaction.h), for in_place_bytes_present; and that transaction.
-  std::vector<Record> last_in_place;
+  // The highest kDurableTxn an applied COMMIT records: every transaction up
+  // to it had its bytes outside the journal durable.
+  uint64_t durable_txn = 0;
+  // The INPLACE records of the applied transactions after durable_txn,
+  // in log order, for first_txn_missing_in_place.
+  std::vector<Record> unverified_in_place;
   uint64_t last_applied_txn = 0;
-  // The transaction left out as never acknowledged (0: none): see
+  // The transaction left out as never made whole (0: none): see
   // plan_replay's `unacknowledged`.
   uint64_t unacknowledged_txn = 0;
 };
@@ -84,11 +87,12 @@ struct DataLogAccess {
 // is applied from the data log's own records, in its place in the order.
 // Its metadata records are lost with the damage.
 //
-// `unacknowledged`, if not 0, is the generation's last transaction, whose
-// in-place bytes in_place_bytes_present did not find: its COMMIT reached
-// the disk before them, so its flush never completed and no H5Fflush
-// returned for it.  It is left out, in every mode, and the stream ends
-// before it (kInPlaceMissing).
+// `unacknowledged`, if not 0, is the first transaction whose in-place
+// bytes first_txn_missing_in_place did not find: its COMMIT reached the
+// disk before them, so it never became durable whole (a commit of one
+// flush never returned; under durable_within no sync had covered it).  It
+// and every later transaction are left out, in every mode, and the stream
+// ends before it (kInPlaceMissing).
 Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode = RecoveryMode::kPointInTime,
                                const DataLogAccess& data_log = {}, uint64_t unacknowledged = 0);
 
@@ -99,11 +103,19 @@ using RangeRead = std::function<Result<bool>(uint64_t offset, std::span<std::byt
 // take their CRC so: the writer's from the file, recovery's through its plan.
 Result<std::optional<uint32_t>> crc_of_range(uint64_t addr, uint64_t len, const RangeRead& read);
 
-// Whether `base`, read through `plan`, holds the bytes the last applied
-// transaction's INPLACE records name (with their CRCs).  Read through the
-// plan, which a replay writes into the file unchanged, the answer is the
-// same before, during and after a replay.
-Result<bool> in_place_bytes_present(const ReplayPlan& plan, File& base, const ByteSource& journal,
-                                    const DataLogSource& data_log);
+// The first transaction after `durable_txn` (at least plan.durable_txn)
+// whose INPLACE records `base` fails: its bytes in a range differ from the
+// record's CRC, or the file ends before them.  0 if none does.
+//
+// The ranges are read from the file itself.  Nothing but a rewrite of
+// committed bytes (a checkpoint, a close, a replay) writes them after their
+// commit: later writes of the generation there are journaled (the
+// write-ahead rule) and early write-back is off where several transactions
+// wait unverified.  A rewrite could lay a later transaction's journaled
+// bytes over them, so before one starts, the applying marker names the
+// last transaction known durable (format.h), and `durable_txn` is at least
+// that: nothing a rewrite touched is checked again.  A replay never writes
+// into the ranges of the last transaction it applies, which nothing covers.
+Result<uint64_t> first_txn_missing_in_place(const ReplayPlan& plan, File& base, uint64_t durable_txn);
 
 }  // namespace h5j

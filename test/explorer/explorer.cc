@@ -63,6 +63,11 @@ struct Options {
   int64_t reader_open = -1, reader_read = -1;
 };
 
+// --durable-within: commits made durable in the background, which a
+// recording's file system runs inline, every BackgroundSync::kInlineEvery-th
+// commit (FileSystem::deterministic).
+uint32_t durable_within_ms = 0;
+
 H5FD_journal_fapl_t config_for(const Workload& w) {
   H5FD_journal_fapl_t c;
   H5Pget_fapl_journal_defaults(&c);
@@ -72,19 +77,33 @@ H5FD_journal_fapl_t config_for(const Workload& w) {
   c.checkpoint_bytes = w.checkpoint_bytes;
   c.raw = w.raw;
   c.materialize = w.materialize;
+  c.durable_within_ms = durable_within_ms;
   std::snprintf(c.journal_path, sizeof c.journal_path, "%s", w.journal_path);
   return c;
 }
 
 struct Recording : CommitLog {
   std::vector<Op>* trace = nullptr;
-  std::vector<size_t> started, acked;  // trace length when each commit started / returned
+  // Trace length when each commit started / returned / was known durable
+  // (SIZE_MAX: not yet).  With durable=true a commit is durable when it
+  // returns; with durable_within, once H5Fget_journal_stats says so.
+  std::vector<size_t> started, acked, durable;
+  std::vector<uint64_t> engine_commits;  // the engine's commits after each (kAll: unknown)
   std::vector<std::string> snapshots;
   void before_commit(const std::string& s) override {
     started.push_back(trace->size());
     snapshots.push_back(s);
   }
-  void after_commit() override { acked.push_back(trace->size()); }
+  void after_commit() override {
+    acked.push_back(trace->size());
+    durable.push_back(SIZE_MAX);
+    engine_commits.push_back(kAll);
+  }
+  void durable_so_far(uint64_t commits, uint64_t durable_commits) override {
+    engine_commits.back() = commits;
+    for (size_t i = 0; i < durable.size(); ++i)
+      if (durable[i] == SIZE_MAX && engine_commits[i] <= durable_commits) durable[i] = trace->size();
+  }
   // The last commit acknowledged (or started) within the first `cut` operations; -1: none.
   static int last_within(const std::vector<size_t>& at, size_t cut) {
     int k = -1;
@@ -120,7 +139,8 @@ Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std
 
 struct Stats {
   uint64_t states = 0, prefix_states = 0, random_states = 0, recovery_states = 0, distinct_images = 0,
-           before_first_commit = 0, readers = 0, readers_expired = 0, readers_of_closed = 0;
+           before_first_commit = 0, readers = 0, readers_expired = 0, readers_of_closed = 0,
+           past_durable = 0;  // recovered to a commit newer than the last known durable
 };
 
 class Explorer {
@@ -157,7 +177,10 @@ class Explorer {
     Image image = materialize({}, trace_, spec);
     Outcome first = recover_image(image, config_);
     Outcome second = recover_image(image, config_);
-    int acked = Recording::last_within(rec_.acked, spec.cut);
+    // A power loss keeps what was durable: the commits acknowledged by then
+    // if each was durable when it returned, else those the engine had made
+    // durable (durable_within).
+    int acked = Recording::last_within(rec_.durable, spec.cut);
     int started = Recording::last_within(rec_.started, spec.cut);
     if (acked < 0) ++stats_.before_first_commit;
     auto fail = [&](const std::string& why) {
@@ -182,6 +205,7 @@ class Explorer {
     if (k < acked || k > started)
       return fail("the recovered file is commit " + std::to_string(k) + ", outside [" + std::to_string(acked) + ", " +
                   std::to_string(started) + "]");
+    if (k > acked && k <= Recording::last_within(rec_.acked, spec.cut)) ++stats_.past_durable;
     if (with_recovery_crashes) return check_recovery_crashes(spec, image, first) && check_power_loss_in_recovery(spec);
     return true;
   }
@@ -198,7 +222,7 @@ class Explorer {
     std::vector<Op> both(trace_.begin(), trace_.begin() + long(std::min(spec.cut, trace_.size())));
     both.insert(both.end(), rtrace.begin(), rtrace.end());
     std::mt19937_64 rng(spec.seed ^ 0x5851f42d4c957f2dull);
-    int acked = Recording::last_within(rec_.acked, spec.cut);
+    int acked = Recording::last_within(rec_.durable, spec.cut);
     int started = Recording::last_within(rec_.started, spec.cut);
     for (int i = 0; i < 4; ++i) {
       CrashSpec c{both.size() - rtrace.size() + size_t(rng() % (rtrace.size() + 1)), false, rng()};
@@ -361,6 +385,12 @@ class Explorer {
   size_t one_flush_commits() const {
     return size_t(std::count_if(trace_.begin(), trace_.end(), [](const Op& op) { return op.kind == Op::kWriteBack; }));
   }
+  // Commits not yet durable when they returned (durable_within).
+  size_t commits_left_to_background() const {
+    size_t n = 0;
+    for (size_t i = 0; i < rec_.acked.size(); ++i) n += rec_.durable[i] > rec_.acked[i];
+    return n;
+  }
 
  private:
   const Workload& w_;
@@ -389,12 +419,17 @@ int main(int argc, char** argv) {
   app.add_flag("--everything", o.everything, "replay one state: every issued operation reached the disk");
   app.add_option("--crash-seed", o.crash_seed, "replay one state: which unsynced operations survived");
   app.add_option("--readers", o.readers, "live readers to check, across the workloads");
+  bool background = false;
+  app.add_flag("--durable-within", background,
+               "durable=100ms: commits made durable in the background, every third one (a power loss may keep "
+               "any commit since the last made durable)");
   app.add_option("--reader-open", o.reader_open, "replay one reader: operations issued before its open");
   app.add_option("--reader-read", o.reader_read, "replay one reader: operations issued before its second read");
   CLI11_PARSE(app, argc, argv);
   // A smaller budget covers more over many runs when each run draws other
   // states; the summary line and every failure name the seed to replay.
   if (random_seed) o.seed = std::random_device{}();
+  if (background) durable_within_ms = 100;
 
   std::vector<const Workload*> chosen;
   for (const auto& w : workloads())
@@ -430,13 +465,14 @@ int main(int argc, char** argv) {
     s.readers = rx.stats().readers;
     s.readers_expired = rx.stats().readers_expired;
     s.readers_of_closed = rx.stats().readers_of_closed;
-    std::printf("%-12s %5zu operations, %2zu commits (%zu of one flush): %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
-                "%llu distinct recovered files, %llu before the first commit; %llu readers of a checkpoint at every commit "
+    std::printf("%-12s %5zu operations, %2zu commits (%zu of one flush, %zu left to the background): %llu states (%llu prefix, %llu random), %llu recovery-crash states, "
+                "%llu distinct recovered files, %llu before the first commit, %llu past the last durable commit; %llu readers of a checkpoint at every commit "
                 "(%llu expired, %llu of the closed file)\n",
-                w->name.c_str(), ex.trace_size(), ex.commits(), ex.one_flush_commits(), (unsigned long long)s.states,
+                w->name.c_str(), ex.trace_size(), ex.commits(), ex.one_flush_commits(), ex.commits_left_to_background(),
+                (unsigned long long)s.states,
                 (unsigned long long)s.prefix_states, (unsigned long long)s.random_states,
                 (unsigned long long)s.recovery_states, (unsigned long long)s.distinct_images,
-                (unsigned long long)s.before_first_commit, (unsigned long long)s.readers,
+                (unsigned long long)s.before_first_commit, (unsigned long long)s.past_durable, (unsigned long long)s.readers,
                 (unsigned long long)s.readers_expired, (unsigned long long)s.readers_of_closed);
     total.states += s.states;
     total.recovery_states += s.recovery_states;

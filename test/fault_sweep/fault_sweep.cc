@@ -77,6 +77,7 @@ class FaultSyscalls : public Syscalls {
  public:
   explicit FaultSyscalls(Fault f) : f_(f) {}
   bool injected() const { return injected_; }
+  bool deterministic() const override { return true; }  // faults by count
 
   ssize_t pread(int fd, void* buf, size_t n, off_t off) override {
     if (!hit(Kind::kRead)) return Syscalls::pread(fd, buf, n, off);
@@ -210,6 +211,11 @@ std::optional<std::string> recovered_contents(const Workload& w, const std::stri
   return desc;
 }
 
+// --durable-within: commits made durable in the background, which under
+// counted faults runs inline, every BackgroundSync::kInlineEvery-th commit;
+// a failed background sync must surface at the next commit or close.
+uint32_t g_durable_within_ms = 0;
+
 Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H5FD_journal_io_t engine) {
   Result1 r;
   std::string file = dir + "/sweep.h5";
@@ -229,6 +235,7 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
   config.raw = w.raw;
   config.materialize = w.materialize;
   config.reader_wait = 0;  // the reader never closes before the writer: no use waiting for it
+  config.durable_within_ms = g_durable_within_ms;
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_driver(fapl, driver, &config);
   Log log;
@@ -340,7 +347,10 @@ int main(int argc, char** argv) {
   app.add_option("--first-n", first_n, "start each sweep at this position (default: 1, or with --every a random one)");
   app.add_option("--every", every, "sweep every N-th position only (the CI budget)")->check(CLI::PositiveNumber);
   app.add_flag("--every-error", every_error, "the MPI workloads too meet short, EAGAIN and ECANCELED results");
+  bool background = false;
+  app.add_flag("--durable-within", background, "durable=100ms: commits made durable in the background");
   CLI11_PARSE(app, argc, argv);
+  if (background) g_durable_within_ms = 100;
   // A sampled sweep starts at a random position in [1, every], so that
   // successive runs cover different positions; the line below names it.
   if (first_n == 0) first_n = every == 1 ? 1 : 1 + int(std::random_device{}() % unsigned(every));

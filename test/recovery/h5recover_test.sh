@@ -238,7 +238,7 @@ cases=$((cases + 1))
 for line in "journal .*/old.h5.jnl: 16552 bytes, format version 2" "slot 1 at 2048: generation 1 in use" \
   "12440 ZERO 2 6000 2292 - ok" "12488 WRITE 2 9000 64 12544 ok" \
   "16424 DATA 3 20000 3000 0:4152 ok end 23000, runs of 3000 x 1 (stride 0) x 1 (stride 0)" \
-  "16488 COMMIT 3 - - - ok size 23000, 2 records, BEGIN at 16384" \
+  "16488 COMMIT 3 - - - ok size 23000, 2 records, BEGIN at 16384, durable through transaction 2" \
   "summary: 3 committed transaction(s) \[1..3\], 0 record(s) after the last commit, records end at 16552"; do
   grep -q "^$line\$" listed.txt || { echo "FAIL --list: no line '$line'"; failures=$((failures + 1)); }
 done

@@ -30,6 +30,9 @@ void flush_commit(hid_t f, CommitLog& log) {
   log.before_commit(*snap);
   must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
   log.after_commit();
+  H5FD_journal_stats_t stats;
+  must(H5Fget_journal_stats(f, &stats) >= 0, "H5Fget_journal_stats");
+  log.durable_so_far(stats.commits, stats.durable_commits);
 }
 
 void close_commit(hid_t f, CommitLog& log) {
@@ -38,6 +41,7 @@ void close_commit(hid_t f, CommitLog& log) {
   log.before_commit(*snap);
   must(H5Fclose(f) >= 0, "H5Fclose");
   log.after_commit();
+  log.durable_so_far(CommitLog::kAll, CommitLog::kAll);
 }
 
 void write_doubles(hid_t loc, const char* name, std::vector<double> v, hid_t dcpl = H5P_DEFAULT) {

@@ -30,6 +30,11 @@ class CommitLog {
   virtual void before_commit(const std::string& snapshot) = 0;
   // It returned: the commit is acknowledged.
   virtual void after_commit() = 0;
+  // After it returned: the engine's commits so far, and how many of them
+  // are durable (H5Fget_journal_stats).  kAll for both after a close, which
+  // is durable whatever the setting.
+  virtual void durable_so_far(uint64_t /*commits*/, uint64_t /*durable*/) {}
+  static constexpr uint64_t kAll = UINT64_MAX;
 };
 
 struct Workload {

@@ -62,6 +62,8 @@ class MemFileSystem : public FileSystem {
   Status sync_dir(const std::string& path) override;
   // One device, whose every file's sync flushes its cache.
   bool shares_cache_flush(const std::string&, const std::string&) override { return true; }
+  // A recording replays only in the order it was made.
+  bool deterministic() const override { return true; }
   Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
 
   void record(Op op) {

@@ -93,6 +93,8 @@ class FaultFileSystem : public FileSystem {
   bool shares_cache_flush(const std::string& a, const std::string& b) override {
     return posix_filesystem().shares_cache_flush(a, b);
   }
+  // Faults are injected by count.
+  bool deterministic() const override { return true; }
 
  private:
   std::shared_ptr<FaultPlan> plan_;

@@ -19,6 +19,7 @@
 namespace h5j::test {
 
 struct SyncsSeen : Syscalls {
+  bool deterministic() const override { return true; }  // in the order the engine made them
   std::vector<std::string> calls;    // syncs and write backs, which wait
   std::vector<std::string> started;  // writebacks started, which do not
   std::map<std::string, uint64_t> bytes_written;  // by name_of

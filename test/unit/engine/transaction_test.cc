@@ -60,7 +60,8 @@ struct JournalInDir {
     }
   }
   Status commit(std::vector<UnwrittenSpace::Range> unwritten, bool readers) {
-    return txn->commit(PendingWrites{}, nullptr, unwritten, 8192, 0, [readers] { return readers; });
+    return txn->commit(PendingWrites{}, nullptr, unwritten, {8192, 0, 0}, JournalWriter::CommitSync::kFlush,
+                       [readers] { return readers; });
   }
 };
 
@@ -108,7 +109,7 @@ TEST_CASE_FIXTURE(JournalInDir, "a commit declaring unwritten space allows PLACE
 
 TEST_CASE_FIXTURE(JournalInDir, "the readers are asked after the COMMIT is written, never before") {
   size_t records_when_asked = 0;
-  REQUIRE(txn->commit(PendingWrites{}, nullptr, {{4096, 1000}}, 8192, 0, [&] {
+  REQUIRE(txn->commit(PendingWrites{}, nullptr, {{4096, 1000}}, {8192, 0, 0}, JournalWriter::CommitSync::kFlush, [&] {
     records_when_asked = records().size();
     return false;
   }));

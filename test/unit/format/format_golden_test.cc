@@ -56,7 +56,7 @@ TEST_CASE("golden bytes: the header slot") {
   encode_header(h, slot);
   CHECK(hex(std::span(slot, 96)) ==
         "48354a524e4c0d0a"                  // magic "H5JRNL\r\n"
-        "06000000" "00020000"                // version 6, slot size 512
+        "07000000" "00020000"                // version 7, slot size 512
         "0807060504030201"                  // generation
         "d4c3b2a1" "00100000"                // salt, block size 4096
         "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"  // uuid
@@ -71,10 +71,10 @@ TEST_CASE("golden bytes: the header slot") {
         "0200"            // fingerprint samples
         "efbe" "0201");   // their fingerprints
   CHECK(std::all_of(slot + 492, slot + 508, [](std::byte b) { return b == std::byte(0); }));
-  CHECK(hex(std::span(slot + 508, 4)) == "a619f2a5");  // masked CRC32C of [0, 508)
+  CHECK(hex(std::span(slot + 508, 4)) == "19b0a49c");  // masked CRC32C of [0, 508)
   auto back = decode_header(slot);
   REQUIRE(back);
-  CHECK(back->version == 6);
+  CHECK(back->version == 7);
   CHECK(back->generation == h.generation);
   CHECK(back->target_name == "run.h5");
   CHECK(back->fingerprint == h.fingerprint);
@@ -108,10 +108,15 @@ TEST_CASE("golden bytes: every payload") {
   CHECK(hex(write) == "0010000000000000" "2000000000000000" "03000000" "00000000");
 
   std::byte commit[kCommitPayloadSize];
-  encode_commit({0x5000, 4, 0x1000, 0x99, 0x4800}, commit);
+  encode_commit({0x5000, 4, 0x1000, 0x99, 0x4800, 0x3}, commit);
   CHECK(hex(commit) == "0050000000000000" "0400000000000000" "0010000000000000" "9900000000000000"
-                       "0048000000000000");
+                       "0048000000000000" "0300000000000000");
   CHECK(decode_commit(commit).file_size == 0x4800);
+  CHECK(decode_commit(commit).durable_txn == 0x3);
+  CHECK(commit_payload_size(7) == 48);
+  CHECK(commit_payload_size(6) == 40);
+  CHECK(commit_payload_size(4) == 32);
+  CHECK(decode_commit(std::span(commit, kCommitPayloadSizeV6)).durable_txn == 0);  // version 6: the reader's to say
   CHECK(decode_commit(std::span(commit, kCommitPayloadSizeV4)).file_size == 0);  // version 4: not recorded
 
   std::byte zero[kZeroPayloadSize];
@@ -175,8 +180,25 @@ TEST_CASE("golden bytes: the binding and the log-form guard") {
   CHECK(hex(std::as_bytes(std::span(kLogFormGuard))) == "8948354a0d0a1a0a");
 }
 
+TEST_CASE("golden bytes: the applying marker names its generation and a durable transaction") {
+  JournalHeader h;
+  for (int i = 0; i < 16; ++i) h.uuid[size_t(i)] = uint8_t(i);
+  h.generation = 9;
+  std::string v = encode_applying(h, 0x2a);
+  CHECK(hex(std::as_bytes(std::span(v))) ==
+        "000102030405060708090a0b0c0d0e0f" "0900000000000000" "2a00000000000000");
+  CHECK(applying_durable_txn(v, h) == 0x2a);
+  CHECK(applying_durable_txn("", h) == 0);  // before version 7: names nothing
+  JournalHeader next = h;
+  next.generation = 10;
+  CHECK(applying_durable_txn(v, next) == 0);  // another generation's
+  next = h;
+  next.uuid[0] = 0xff;
+  CHECK(applying_durable_txn(v, next) == 0);  // another journal's
+}
+
 TEST_CASE("journals of older format versions are recovered") {
-  for (const char* version : {"v1", "v2", "v3", "v4", "v5"}) {
+  for (const char* version : {"v1", "v2", "v3", "v4", "v5", "v6"}) {
     CAPTURE(version);
     TempDir dir;
     std::filesystem::path from = std::filesystem::path(H5J_TEST_DATA_DIR) / "old_journals" / version;

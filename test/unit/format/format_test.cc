@@ -83,7 +83,7 @@ std::string write_journal(TempDir& dir, int txns, int writes_each, bool leave_op
       REQUIRE((*w)->append_write(addr, 1, data));
       addr += data.size();
     }
-    if (t < txns) REQUIRE((*w)->commit(addr, 0));
+    if (t < txns) REQUIRE((*w)->commit({addr, 0, 0}));
   }
   if (leave_open_txn) REQUIRE((*file)->wait_write(UINT64_MAX));
   return path;

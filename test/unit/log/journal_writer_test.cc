@@ -73,7 +73,7 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
       CHECK(back == data);
       all.push_back({addr, *off, std::move(data)});
     }
-    REQUIRE((*w)->commit(1234, 0));
+    REQUIRE((*w)->commit({1234, 0, 0}));
   }
   // Everything is on disk where the reader expects it.
   auto rfile = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
@@ -112,7 +112,7 @@ TEST_CASE("a record larger than the whole ring streams through it") {
   auto data = pattern(100000, 3);
   auto off = (*w)->append_write(0, 0, data);
   REQUIRE(off);
-  REQUIRE((*w)->commit(100000, 0));
+  REQUIRE((*w)->commit({100000, 0, 0}));
   std::vector<std::byte> back(data.size());
   REQUIRE((*w)->read(*off, back));
   CHECK(back == data);

@@ -1,0 +1,98 @@
+#include "background_sync.h"
+
+namespace h5j {
+
+Status sync_in_commit_order(File& file, File& journal) {
+  H5J_RETURN_IF_ERROR(file.sync_data());
+  return journal.sync_data();
+}
+
+BackgroundSync::BackgroundSync(std::unique_ptr<File> file, std::unique_ptr<File> journal,
+                               std::chrono::milliseconds interval, bool threaded)
+    : file_(std::move(file)), journal_(std::move(journal)), interval_(interval) {
+  if (threaded) thread_ = std::thread([this] { run(); });
+}
+
+BackgroundSync::~BackgroundSync() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundSync::written(uint64_t txn, uint64_t commits) {
+  {
+    std::lock_guard lock(mu_);
+    written_ = {txn, commits};
+  }
+  if (thread_.joinable() || commits % kInlineEvery != 0) return;
+  Status s = sync_through({txn, commits});
+  std::lock_guard lock(mu_);
+  if (!s && failure_.is_ok()) failure_ = s;
+}
+
+void BackgroundSync::made_durable(Durable upto) {
+  std::lock_guard lock(mu_);
+  if (upto.txn > written_.txn) written_ = upto;
+  if (upto.txn > durable_.txn) durable_ = upto;
+}
+
+void BackgroundSync::new_generation(uint64_t first_txn) {
+  std::lock_guard lock(mu_);
+  written_.txn = durable_.txn = first_txn - 1;
+  durable_.commits = written_.commits;
+  ++generation_;
+}
+
+Status BackgroundSync::sync_now() {
+  Durable upto;
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.is_ok()) return failure_;
+    upto = written_;
+  }
+  return sync_through(upto);
+}
+
+BackgroundSync::Durable BackgroundSync::durable() const {
+  std::lock_guard lock(mu_);
+  return durable_;
+}
+
+Status BackgroundSync::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+// Every interval, while something written is not yet durable.  A failed
+// sync ends the syncing: the writer reports it at its next call and stops.
+void BackgroundSync::run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    wake_.wait_for(lock, interval_, [this] { return stop_; });
+    if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) continue;
+    Durable upto = written_;
+    lock.unlock();
+    Status s = sync_through(upto);
+    lock.lock();
+    if (!s && failure_.is_ok()) failure_ = s;
+  }
+}
+
+Status BackgroundSync::sync_through(Durable upto) {
+  std::lock_guard one_at_a_time(sync_mu_);
+  uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    if (upto.txn <= durable_.txn) return Status::ok();
+    generation = generation_;
+  }
+  H5J_RETURN_IF_ERROR(sync_in_commit_order(*file_, *journal_));
+  std::lock_guard lock(mu_);
+  if (generation == generation_ && upto.txn > durable_.txn) durable_ = upto;
+  return Status::ok();
+}
+
+}  // namespace h5j

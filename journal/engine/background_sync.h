@@ -1,0 +1,104 @@
+// Commits made durable in the background, in commit order, within an
+// interval (durable=100ms, JournalOptions::durable_within; design.md §9a).
+//
+// The writer commits without a sync: its in-place bytes are in the file,
+// named with their CRCs in INPLACE records, and its COMMIT is in the
+// journal, all in the page cache.  It then tells this object the
+// transaction is written.  Every interval, while a written transaction is
+// not yet durable, a thread of its own syncs
+//   1. the file: every in-place byte of every transaction written so far,
+//   2. then the journal: their COMMITs,
+// and publishes the last transaction written before 1 began as durable.
+// The writer's next COMMIT names it (kDurableTxn), and recovery checks the
+// INPLACE records of the transactions after it only.
+//
+// Worked example.  Transactions 3 and 4 are written; the thread syncs the
+// file, and while it does, the writer writes transaction 5.  The journal's
+// sync then makes 5's COMMIT durable too, but not necessarily 5's in-place
+// bytes, written after the file's sync began.  The thread publishes 4, not
+// 5.  If power fails now, recovery trusts up to what the last durable
+// COMMIT names (2, say), checks 3, 4 and 5, and stops before 5 if its bytes
+// are missing.  Had the thread published 5, a later COMMIT naming it would
+// make recovery trust 5's missing bytes.
+//
+// WHO OWNS WHAT.  The thread syncs through File handles of its own, opened
+// on the same paths: a sync through any descriptor of a file covers every
+// write to it.  It touches nothing else of the writer's.  The writer hands
+// it transaction numbers and takes back the durable ones and the first
+// error, under mu_.  Syncs, the thread's and sync_now's, run one at a time
+// under sync_mu_.
+//
+// Where operations must be counted or recorded in order (the crash-state
+// explorer, the fault sweep: FileSystem::deterministic), no thread runs:
+// written() syncs every kInlineEvery-th transaction itself, so that
+// several transactions wait unverified between syncs, as with a thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "file.h"
+
+namespace h5j {
+
+class BackgroundSync {
+ public:
+  struct Durable {
+    uint64_t txn = 0;      // the last transaction made durable (0: none)
+    uint64_t commits = 0;  // the session's commits up to it
+  };
+
+  // `threaded` false: no thread, syncs inline (above).
+  BackgroundSync(std::unique_ptr<File> file, std::unique_ptr<File> journal, std::chrono::milliseconds interval,
+                 bool threaded);
+  // Stops the thread, without a last sync: a close commits durably itself.
+  ~BackgroundSync();
+  BackgroundSync(const BackgroundSync&) = delete;
+  BackgroundSync& operator=(const BackgroundSync&) = delete;
+
+  // Transaction `txn`, the session's `commits`-th commit, is written.
+  void written(uint64_t txn, uint64_t commits);
+  // Transaction `txn` and every one before it are durable already: the
+  // writer committed durably itself.
+  void made_durable(Durable upto);
+  // A checkpoint made every commit durable and started a generation whose
+  // transactions are numbered from `first_txn` (the numbers may repeat the
+  // last generation's): a sync begun before it publishes nothing.
+  void new_generation(uint64_t first_txn);
+  // Every transaction written so far durable, synced in the caller's
+  // thread; or the error, this sync's or the first of the thread's.
+  Status sync_now();
+  Durable durable() const;
+  // The first error a sync met (ok: none).  It stays: the writer stops.
+  Status failure() const;
+
+  static constexpr uint64_t kInlineEvery = 3;
+
+ private:
+  void run();
+  // Syncs the file, then the journal, and publishes `upto`.
+  Status sync_through(Durable upto);
+
+  std::unique_ptr<File> file_, journal_;
+  const std::chrono::milliseconds interval_;
+
+  mutable std::mutex mu_;  // guards written_, durable_, failure_, stop_
+  std::condition_variable wake_;
+  Durable written_, durable_;
+  uint64_t generation_ = 0;  // new_generation calls, so that an older sync publishes nothing
+  Status failure_;
+  bool stop_ = false;
+
+  std::mutex sync_mu_;  // one sync at a time
+  std::thread thread_;  // last: started once everything it reads is
+};
+
+// The files a commit's bytes are in, synced so that the journal's COMMITs
+// are durable only after the bytes they name: the file, then the journal.
+Status sync_in_commit_order(File& file, File& journal);
+
+}  // namespace h5j

@@ -1,0 +1,247 @@
+// Commits made durable in the background (durable_within, background_sync.h;
+// design.md §9a): what a commit asks of the disk, what its COMMIT records,
+// what recovery keeps when a commit's bytes never reached the file, the
+// wait, a failed background sync, and the thread itself.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "engine_test_util.h"
+#include "journal_reader.h"
+#include "posix_file.h"
+#include "syncs_seen.h"
+
+using namespace h5j;
+using namespace h5j::test;
+
+namespace {
+
+constexpr size_t kStep = 20000;
+
+std::vector<std::byte> step_bytes(int i) {
+  std::vector<std::byte> step(kStep);
+  for (size_t j = 0; j < step.size(); ++j) step[j] = std::byte(j * 7 + size_t(i) * 13 + 1);
+  return step;
+}
+
+// A time series under durable=100ms.  Its syscalls are seen, so the
+// background's syncs run inline, every third commit (kInlineEvery).
+struct Series : FileWithSyncsSeen {
+  std::unique_ptr<JournaledFile> f;
+  std::vector<std::vector<std::byte>> states;  // the file after each commit
+
+  explicit Series(std::chrono::milliseconds within = std::chrono::milliseconds(100)) {
+    opts.durable_within = within;
+    opts.inplace_min_bytes = 0;  // every step in place, named in INPLACE records
+  }
+  void create() {
+    auto r = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(r);
+    f = std::move(*r);
+  }
+  // Step i appended, then a commit.
+  void commit_step(int i) {
+    REQUIRE(f->write(f->size(), step_bytes(i), 0));
+    REQUIRE(f->commit());
+    states.push_back(read_all(*f));
+  }
+  // The journal's COMMITs: (transaction, durable transaction).
+  std::vector<std::pair<uint64_t, uint64_t>> commits() {
+    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+    REQUIRE(journal);
+    auto reader = JournalReader::open(**journal);
+    REQUIRE(reader);
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (;;) {
+      auto r = (*reader)->next();
+      REQUIRE(r);
+      if (!r->has_value()) return out;
+      if ((*r)->header.type == RecordType::kCommit) out.emplace_back((*r)->header.txn, (*r)->commit.durable_txn);
+    }
+  }
+  // The recovered file and its last transaction, from an open with `access`.
+  std::pair<std::vector<std::byte>, uint64_t> recovered(Access access) {
+    auto r = JournaledFile::open(path, access, opts);
+    REQUIRE_MESSAGE(r, r.status().message());
+    auto bytes = read_all(**r);
+    uint64_t last = (*r)->report().last_txn;
+    if (access != Access::kReadOnly) REQUIRE((*r)->close());
+    return {bytes, last};
+  }
+  // Flips a byte of step i's bytes in the file, as if they never reached the disk.
+  void damage_step(int i) {
+    ::chmod(path.c_str(), 0644);  // the crashed writer's write protection
+    auto bytes = read_file(path);
+    bytes[size_t(i) * kStep + 100] ^= std::byte(1);
+    write_file(path, bytes);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("durable_within: the first commit is durable; later ones are only written, and every third the file, "
+          "then the journal, is synced") {
+  Series s;
+  s.create();
+  s.commit_step(0);
+  CHECK(s.f->stats().durable_commits == 1);
+  s.syncs.calls.clear();
+  s.commit_step(1);
+  CHECK(s.syncs.calls.empty());
+  CHECK(s.f->stats().durable_commits == 1);
+  s.commit_step(2);
+  CHECK(s.syncs.calls == std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+  CHECK(s.f->stats().durable_commits == 3);
+  s.syncs.calls.clear();
+  s.commit_step(3);
+  CHECK(s.syncs.calls.empty());
+  CHECK(s.f->stats().commits == 4);
+  CHECK(s.f->stats().durable_commits == 3);
+  // Each COMMIT names the last transaction made durable before it was written.
+  CHECK(s.commits() == std::vector<std::pair<uint64_t, uint64_t>>{{1, 1}, {2, 1}, {3, 1}, {4, 3}});
+}
+
+TEST_CASE("durable_within: recovery checks every commit after the durable one, and stops before the first whose "
+          "bytes are missing") {
+  Series s;
+  s.create();
+  for (int i = 0; i < 5; ++i) s.commit_step(i);  // 3 durable; 4 and 5 wait, and COMMIT 5 names 3
+  s.f.reset();                                     // a crash
+  REQUIRE(s.commits().back() == std::pair<uint64_t, uint64_t>{5, 3});
+  // Which step's bytes are damaged in the file (-1: none), and the last
+  // transaction recovery keeps.
+  struct Case {
+    const char* what;
+    int damaged;
+    uint64_t last;
+  };
+  for (Case c : {Case{"their bytes are there: the last commit", -1, 5},
+                 Case{"commit 4's are not: commit 3, though commit 5's are there", 3, 3},
+                 Case{"commit 5's are not: commit 4", 4, 4},
+                 Case{"a commit made durable is trusted: commit 2's bytes are not checked", 1, 5}}) {
+    SUBCASE(c.what) {
+      if (c.damaged >= 0) s.damage_step(c.damaged);
+      auto [bytes, last] = s.recovered(Access::kReadOnly);
+      CHECK(last == c.last);
+      if (c.damaged != 1) CHECK(bytes == s.states[c.last - 1]);
+      // A recovery that writes gives the same.
+      auto [written, last_written] = s.recovered(Access::kReadWrite);
+      CHECK(last_written == c.last);
+      if (c.damaged != 1) CHECK(read_file(s.path) == s.states[c.last - 1]);
+    }
+  }
+}
+
+TEST_CASE("durable_within: the wait syncs the file, then the journal, and every commit is then durable") {
+  Series s;
+  s.create();
+  s.commit_step(0);
+  s.commit_step(1);
+  s.syncs.calls.clear();
+  REQUIRE(s.f->wait_durable());
+  CHECK(s.syncs.calls == std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+  CHECK(s.f->stats().durable_commits == 2);
+  s.syncs.calls.clear();
+  REQUIRE(s.f->wait_durable());  // nothing new: nothing to sync
+  CHECK(s.syncs.calls.empty());
+}
+
+TEST_CASE("durable=false: the wait makes the commits so far durable, in commit order") {
+  Series s;
+  s.opts.durable_within = std::chrono::milliseconds(0);
+  s.opts.ring.durable = false;
+  s.create();
+  s.commit_step(0);
+  s.commit_step(1);
+  CHECK(s.syncs.calls.empty());
+  CHECK(s.f->stats().durable_commits == 0);
+  REQUIRE(s.f->wait_durable());
+  CHECK(s.syncs.calls == std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+  CHECK(s.f->stats().durable_commits == 2);
+}
+
+TEST_CASE("durable_within: a close is durable, its commit the file's sync and then the journal's") {
+  Series s;
+  s.create();
+  s.commit_step(0);
+  s.commit_step(1);
+  REQUIRE(s.f->write(s.f->size(), step_bytes(2), 0));
+  s.syncs.calls.clear();
+  REQUIRE(s.f->close());
+  REQUIRE(s.syncs.calls.size() >= 2);
+  CHECK(std::vector<std::string>(s.syncs.calls.begin(), s.syncs.calls.begin() + 2) ==
+        std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+  CHECK(!std::filesystem::exists(s.opts.journal_path));
+}
+
+namespace {
+
+// Fails the file's fdatasync from the n-th on, with EIO.
+struct FailingFileSync : SyncsSeen {
+  int file_syncs = 0, fail_from = 0;
+  int fdatasync(int fd) override {
+    if (name_of(fd) == "file" && ++file_syncs >= fail_from) {
+      errno = EIO;
+      return -1;
+    }
+    return SyncsSeen::fdatasync(fd);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("durable_within: a background sync that fails stops the writer at its next commit, with the errno") {
+  FileInDir where;
+  FailingFileSync sys;
+  sys.fail_from = 1;  // the first commit fsyncs the file; the background's fdatasync fails
+  OneDevice fs(sys, true);
+  JournalOptions o = where.opts;
+  o.fs = &fs;
+  o.engine = IoEngine::kSync;
+  o.inplace_min_bytes = 0;
+  o.durable_within = std::chrono::milliseconds(100);
+  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  for (int i = 0; i < 3; ++i) {  // the third commit's background sync fails, after it returned
+    REQUIRE((*f)->write((*f)->size(), step_bytes(i), 0));
+    REQUIRE((*f)->commit());
+  }
+  std::vector<std::byte> committed = read_all(**f);
+  REQUIRE((*f)->write((*f)->size(), step_bytes(3), 0));
+  Status s = (*f)->commit();
+  CHECK(!s);
+  CHECK(s.sys_errno() == EIO);
+  CHECK(s.message().find(std::strerror(EIO)) != std::string::npos);
+  CHECK(!(*f)->commit());  // fail-stop
+  CHECK(!(*f)->wait_durable());
+  f->reset();
+  // Nothing committed is lost: the three commits come back.
+  o.fs = &posix_filesystem();
+  auto back = JournaledFile::open(where.path, Access::kReadOnly, o);
+  REQUIRE_MESSAGE(back, back.status().message());
+  CHECK(read_all(**back) == committed);
+}
+
+TEST_CASE("durable_within: the thread makes every commit durable within the interval") {
+  FileInDir where;
+  JournalOptions o = where.opts;
+  o.engine = IoEngine::kSync;
+  o.inplace_min_bytes = 0;
+  o.durable_within = std::chrono::milliseconds(5);
+  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  for (int i = 0; i < 4; ++i) {
+    REQUIRE((*f)->write((*f)->size(), step_bytes(i), 0));
+    REQUIRE((*f)->commit());
+  }
+  // Generous on a loaded machine: the bound is the interval plus one sync.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((*f)->stats().durable_commits < 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK((*f)->stats().durable_commits == 4);
+  REQUIRE((*f)->close());
+}
