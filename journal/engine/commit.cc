@@ -401,6 +401,9 @@ Status JournaledFile::close_materialized() {
 // file from a crashed one by it, and readers without the driver refuse it.
 Status JournaledFile::close_in_log_form() {
   H5J_RETURN_IF_ERROR(commit_point());
+  // A close is durable whatever the setting: under durable_within the
+  // journal it leaves holds commits the background has not synced yet.
+  if (background_) H5J_RETURN_IF_ERROR(make_commits_durable());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   txn_.reset();

@@ -178,6 +178,19 @@ TEST_CASE("durable_within: a close is durable, its commit the file's sync and th
   CHECK(!std::filesystem::exists(s.opts.journal_path));
 }
 
+TEST_CASE("durable_within: a close in log form, with nothing new to commit, makes the commits durable") {
+  Series s;
+  s.opts.materialize_at_close = false;
+  s.create();
+  s.commit_step(0);
+  s.commit_step(1);  // only written
+  s.syncs.calls.clear();
+  REQUIRE(s.f->close());
+  REQUIRE(s.syncs.calls.size() >= 2);
+  CHECK(std::vector<std::string>(s.syncs.calls.begin(), s.syncs.calls.begin() + 2) ==
+        std::vector<std::string>{"fdatasync file", "fdatasync journal"});
+}
+
 namespace {
 
 // Fails the file's fdatasync from the n-th on, with EIO.
