@@ -18,6 +18,13 @@
 // transaction if the file fails an INPLACE record's CRC: its flush never
 // completed, so no H5Fflush returned for it.
 //
+// A second exception, durable_within (background_sync.h): the INPLACE
+// records are written the same way, and the COMMIT is only written.  A
+// thread later syncs the file, then the journal, and the next COMMIT names
+// the last transaction that sync covered; recovery checks the INPLACE
+// records of every transaction after it, and stops before the first the
+// file fails.
+//
 // Worked example, a crash at each point of a commit of one in-place write W
 // and one DATA record D:
 //   - before 1 is durable: the journal ends at the previous COMMIT, and
