@@ -353,6 +353,8 @@ Status JournaledFile::checkpoint() {
 // The image is durable in the file: a new generation, whose journal and
 // data logs start empty.
 Status JournaledFile::end_checkpoint() {
+  // The file is synced: what commits left to the background is durable.
+  if (background_) H5J_RETURN_IF_ERROR(pending_.make_durable(*base_, data_logs_, /*durable=*/false, false));
   image_.start_generation();
   base_empty_ = false;
   unwritten_.forget_declared();  // the new generation has no ZERO records for them
