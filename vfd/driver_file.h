@@ -7,6 +7,7 @@
 
 #include <H5FDdevelop.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -37,7 +38,26 @@ struct JournalDriverFile {
   // selection brings a million pieces, and a fresh vector each call costs
   // its page faults again.
   SelectionScratch raw_pieces;
+  pid_t opened_by = ::getpid();
 };
+
+// A handle belongs to the process that opened it.  A child that fork()
+// copied it shares the parent's descriptors, locks and io_uring ring, but
+// not the engine's thread (durable_within).  Were the child to commit or
+// close through it, it would checkpoint and remove the journal that the
+// parent goes on committing to, and a crash would then lose the parent's
+// later commits; a close would wait forever for the missing thread.  So a
+// forked child may read through the handle, as through sec2's, and its
+// writes, commits and waits are refused; its close leaves the files to the
+// parent (journal_close).
+inline bool forked_from_opener(const JournalDriverFile& f) { return ::getpid() != f.opened_by; }
+
+inline Status refuse_if_forked(const JournalDriverFile& f) {
+  if (!forked_from_opener(f)) return Status::ok();
+  return Status(Code::kBusy, f.file->base().path() + " was opened through h5journal by process " +
+                                 std::to_string(f.opened_by) + "; process " + std::to_string(::getpid()) +
+                                 ", forked from it, may only read it: open the file again to write it here");
+}
 
 // A commit: the file's own, or the ranks' collective one.
 inline Status commit(JournalDriverFile& f) { return f.ranks ? f.ranks->commit(*f.file, false) : f.file->commit(); }

@@ -91,6 +91,7 @@ herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t s
 
 herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, const void* buf) {
   return exceptions_as_errors("H5FD_journal_write", herr_t(-1), [&]() -> herr_t {
+    if (Status s = refuse_if_forked(*self(file)); !s) return push_error("H5FD_journal_write", H5E_WRITEERROR, s);
     auto in = static_cast<const std::byte*>(buf);
     auto bytes = std::span(in, size);
     JournaledFile& f = *self(file)->file;
@@ -126,7 +127,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
     JournaledFile& f = *self(file)->file;
     std::vector<RawPiece>& raw = self(file)->raw_pieces.pieces;
     raw.clear();
-    Status s;
+    Status s = refuse_if_forked(*self(file));
     bool all_raw = true;
     auto flush_raw = [&]() {
       if (s && !raw.empty()) s = f.write_raw(raw, uint32_t(H5FD_MEM_DRAW));
@@ -160,7 +161,7 @@ herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t coun
       for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(f.write(p.addr, p.bytes, uint32_t(type)));
       return Status::ok();
     };
-    Status s;
+    Status s = refuse_if_forked(*self(file));
     ExtendedArray<size_t> element_size(element_sizes, 0);
     ExtendedArray<const void*> buf(bufs, nullptr);
     for (size_t i = 0; i < count && s; ++i)
@@ -177,7 +178,8 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
     JournalDriverFile* f = self(file);
     if (closing || !f->commit_pending) return 0;  // H5Dflush, H5Oflush, or close (close() commits)
     f->commit_pending = false;
-    Status s = commit(*f);
+    Status s = refuse_if_forked(*f);
+    if (s) s = commit(*f);
     if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, s, "commit failed: ");
     return 0;
   });
@@ -186,7 +188,8 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
 herr_t journal_truncate(H5FD_t* file, hid_t, hbool_t closing) {
   return exceptions_as_errors("H5FD_journal_truncate", herr_t(-1), [&]() -> herr_t {
     JournalDriverFile* f = self(file);
-    Status s = f->file->set_size(f->eoa);
+    Status s = refuse_if_forked(*f);
+    if (s) s = f->file->set_size(f->eoa);
     if (!s) return push_error("H5FD_journal_truncate", H5E_CANTUPDATE, s);
     if (!closing) f->commit_pending = true;
     return 0;

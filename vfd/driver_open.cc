@@ -173,6 +173,14 @@ H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxad
 herr_t journal_close(H5FD_t* file) {
   return exceptions_as_errors("H5FD_journal_close", herr_t(-1), [&]() -> herr_t {
     std::unique_ptr<JournalDriverFile> f(self(file));
+    if (forked_from_opener(*f)) {
+      // Its descriptors, ring and locks are the parent's too, and its
+      // engine expects a thread this process lacks: destroyed here, it
+      // would release or wait on them.  Left to this process's exit.
+      (void)f->file.release();
+      (void)f->ranks.release();
+      return 0;
+    }
     Status s = f->ranks ? f->ranks->commit(*f->file, /*closing=*/true) : f->file->close();
     if (!s) return push_error("H5FD_journal_close", H5E_CANTCLOSEFILE, s);
     return 0;

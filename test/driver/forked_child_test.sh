@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A writer that forks (test/driver/forked_child.c).  The child shares the
+# parent's descriptors, locks and io_uring ring, but not the driver's
+# thread.  Whether the child exits through exit(), whose HDF5 handler closes
+# the file, or commits and closes it itself, it must leave the parent's
+# journal alone, and it must not hang: the parent then commits 10 more steps
+# and is killed, and h5recover brings back all 20.  The child may read the
+# file; its commit is refused with an error that says why.
+set -euo pipefail
+program=$1 plugin_dir=$2 work=$3 h5recover=$4
+mkdir -p "$work"
+cd "$work"
+export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
+for config in durable=true durable=100ms durable=false; do
+  for how in exit flush; do
+    rm -f f.h5 f.h5.jnl*
+    status=0
+    HDF5_DRIVER_CONFIG=$config timeout 60 "$program" write "$how" f.h5 > out.txt 2> err.txt || status=$?
+    [ "$status" = 137 ] || { echo "FAIL ($config, $how): the writer ended with $status, not SIGKILL"; cat out.txt err.txt; exit 1; }
+    grep -q "committed 20" out.txt || { echo "FAIL ($config, $how): the writer did not commit 20 steps"; cat err.txt; exit 1; }
+    if [ "$how" = flush ]; then
+      grep -q "child's commit refused" out.txt || { echo "FAIL ($config): the child's commit was not refused"; cat out.txt err.txt; exit 1; }
+      grep -q "forked from it, may only read it" err.txt ||
+        { echo "FAIL ($config): the refusal does not say why"; cat err.txt; exit 1; }
+    fi
+    [ -e f.h5.jnl ] || { echo "FAIL ($config, $how): the child removed the parent's journal"; exit 1; }
+    "$h5recover" f.h5 > recover.txt
+    env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check f.h5 ||
+      { echo "FAIL ($config, $how): commits the parent made after the fork are lost"; cat recover.txt; exit 1; }
+    echo "$config, child $how: 20 steps after recovery ($(cat recover.txt))"
+  done
+done
