@@ -26,11 +26,20 @@ void BackgroundSync::written(uint64_t txn, uint64_t commits) {
   {
     std::lock_guard lock(mu_);
     written_ = {txn, commits};
+    if (thread_.joinable() || (commits % kInlineEvery != 0 && !hurry_)) return;
+    hurry_ = false;
   }
-  if (thread_.joinable() || commits % kInlineEvery != 0) return;
   Status s = sync_through({txn, commits});
   std::lock_guard lock(mu_);
   if (!s && failure_.is_ok()) failure_ = s;
+}
+
+void BackgroundSync::hurry() {
+  {
+    std::lock_guard lock(mu_);
+    hurry_ = true;
+  }
+  wake_.notify_all();
 }
 
 void BackgroundSync::made_durable(Durable upto) {
@@ -71,7 +80,8 @@ Status BackgroundSync::failure() const {
 void BackgroundSync::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    wake_.wait_for(lock, interval_, [this] { return stop_; });
+    wake_.wait_for(lock, interval_, [this] { return stop_ || hurry_; });
+    hurry_ = false;
     if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) continue;
     Durable upto = written_;
     lock.unlock();

@@ -69,6 +69,10 @@ class BackgroundSync {
   // transactions are numbered from `first_txn` (the numbers may repeat the
   // last generation's): a sync begun before it publishes nothing.
   void new_generation(uint64_t first_txn);
+  // Starts the next sync now, not at the interval's end: a due checkpoint
+  // waits for it (JournaledFile::checkpoint_waits_for_sync).  Without a
+  // thread, the next written() syncs.
+  void hurry();
   // Every transaction written so far durable, synced in the caller's
   // thread; or the error, this sync's or the first of the thread's.
   Status sync_now();
@@ -86,11 +90,12 @@ class BackgroundSync {
   std::unique_ptr<File> file_, journal_;
   const std::chrono::milliseconds interval_;
 
-  mutable std::mutex mu_;  // guards written_, durable_, failure_, stop_
+  mutable std::mutex mu_;  // guards written_, durable_, failure_, hurry_, stop_
   std::condition_variable wake_;
   Durable written_, durable_;
   uint64_t generation_ = 0;  // new_generation calls, so that an older sync publishes nothing
   Status failure_;
+  bool hurry_ = false;
   bool stop_ = false;
 
   std::mutex sync_mu_;  // one sync at a time

@@ -239,6 +239,8 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   // were; none of them is durable yet, and all of the old one's are (a
   // checkpoint or a replay made them so).
   durable_txn_ = durable_txn_recorded_ = first_txn - 1;
+  checkpoint_sync_rounds_ = 0;
+  checkpoint_sync_txn_ = 0;
   if (background_) background_->new_generation(first_txn);
   if (txn_) {
     H5J_RETURN_IF_ERROR(txn_->start_generation(h));

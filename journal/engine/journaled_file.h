@@ -269,7 +269,10 @@ class JournaledFile : private RecoveredImage {
   Status unmark_applying();
   // Staged bytes placed, then pending_ durable: before a COMMIT names them.
   Status make_writes_durable(bool first_commit);
+  // The bytes the generation logged, which a checkpoint bounds.
+  uint64_t logged_bytes() const;
   bool checkpoint_due() const;
+  bool checkpoint_waits_for_sync();
   bool first_superblock_committed();
   // Committed overlay extents into the file before the checkpoint
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
@@ -352,6 +355,11 @@ class JournaledFile : private RecoveredImage {
   uint64_t durable_txn_recorded_ = 0;
   uint64_t durable_commits_ = 0;     // of stats_.commits, durable (all, unless durable_within or durable=false)
   uint64_t file_size_recorded_ = 0;  // what the last COMMIT recorded as the file's size
+  // durable_within: a due checkpoint waits for the thread's syncs, rounds
+  // of them, each through the commit named here (checkpoint_waits_for_sync).
+  static constexpr int kCheckpointSyncRounds = 2;
+  int checkpoint_sync_rounds_ = 0;
+  uint64_t checkpoint_sync_txn_ = 0;
   bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_committed
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

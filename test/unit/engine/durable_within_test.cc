@@ -150,6 +150,34 @@ TEST_CASE("durable_within: the wait syncs the file, then the journal, and every 
   CHECK(s.syncs.calls.empty());
 }
 
+// Inline, the background's syncs are every third commit's, and a hurried
+// one the next commit's (background_sync.h).  The checkpoint falls due at
+// commit 4 with commit 4 alone not durable: it waits for the hurried sync,
+// while the journal grows past checkpoint_bytes, and at commit 5, every
+// commit durable, it writes its image with no sync of theirs before it.
+TEST_CASE("durable_within: a due checkpoint waits for the background's sync, and then syncs no commit itself") {
+  Series s;
+  s.opts.checkpoint_bytes = 4 * kBlockSize;  // each commit's records fill a block: due at commit 4
+  s.create();
+  for (int i = 0; i < 3; ++i) s.commit_step(i);
+  s.syncs.calls.clear();
+  s.commit_step(3);
+  CHECK(s.syncs.calls.empty());
+  CHECK(s.f->stats().checkpoints == 0);
+  CHECK(s.f->stats().durable_commits == 3);
+  s.commit_step(4);
+  CHECK(s.f->stats().checkpoints == 1);
+  CHECK(s.f->stats().durable_commits == 5);
+  REQUIRE(s.syncs.calls.size() >= 3);
+  // The hurried sync, then the checkpoint: its applying marker first.
+  CHECK(std::vector<std::string>(s.syncs.calls.begin(), s.syncs.calls.begin() + 3) ==
+        std::vector<std::string>{"fdatasync file", "fdatasync journal", "fsync file"});
+  s.commit_step(5);
+  REQUIRE(s.f->close());
+  auto [bytes, last] = s.recovered(Access::kReadOnly);
+  CHECK(bytes == s.states.back());
+}
+
 TEST_CASE("durable=false: the wait makes the commits so far durable, in commit order") {
   Series s;
   s.opts.durable_within = std::chrono::milliseconds(0);
