@@ -102,6 +102,12 @@ struct JournalOptions {
   // A read-only open of a file this process writes is passive, as HDF5's
   // tentative second open needs (the VFD sets it); false: a live reader.
   bool reader_in_writer_passive = false;
+  // journal_path follows from the file's name (the VFD sets it): a binding
+  // naming another journal that is there means the file is written, or was
+  // until a crash, under another name, and the open is refused
+  // (JournaledFile::refuse_if_bound_elsewhere).  h5recover, told which
+  // journal to use or recovering into a copy, leaves it false.
+  bool journal_named_after_file = false;
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
   FileSystem* fs = &posix_filesystem();

@@ -161,6 +161,7 @@ class JournaledFile : private RecoveredImage {
   Status write_refusal() const;
   // The error of a passive handle, or of an open refused for `holder`'s lock.
   Status busy_error(std::optional<int> holder = std::nullopt) const;
+  Status refuse_if_bound_elsewhere();
 
   // --- opening and recovery (journaled_file.cc) ---
   Status open_for_read();

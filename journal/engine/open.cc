@@ -64,6 +64,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
 }
 
 Status JournaledFile::open_for_read() {
+  H5J_RETURN_IF_ERROR(refuse_if_bound_elsewhere());
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!journal && journal.status().code() == Code::kMissing)
     return check_binding_not_missing(*base_, opts_.journal_path);  // else a plain file
@@ -95,6 +96,7 @@ Status JournaledFile::open_for_read() {
 }
 
 Status JournaledFile::open_for_write(bool truncated) {
+  H5J_RETURN_IF_ERROR(refuse_if_bound_elsewhere());
   bool existed = opts_.fs->exists(opts_.journal_path);
   if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_binding_not_missing(*base_, opts_.journal_path));
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
@@ -127,6 +129,28 @@ Status JournaledFile::open_for_write(bool truncated) {
   if (s) s = start_writing();
   if (s && sharing_.protects_at_open()) s = protect_from_writers();
   return s ? s : drop_new_journal(existed, s);
+}
+
+// A file written through h5journal under another name, or left so by a
+// crash (binding.h, journal_bound_elsewhere): this name's journal would be
+// a second one, and a truncating create through it would destroy what the
+// other holds, whatever HDF5_USE_FILE_LOCKING says.
+Status JournaledFile::refuse_if_bound_elsewhere() {
+  if (!opts_.journal_named_after_file) return Status::ok();
+  auto elsewhere = journal_bound_elsewhere(*opts_.fs, *base_, opts_.journal_path);
+  if (!elsewhere) return elsewhere.status();
+  if (!*elsewhere) return Status::ok();
+  const std::string& other = **elsewhere;
+  std::optional<int> holder;
+  if (auto journal = opts_.fs->open(other, OpenMode::kReadOnly, IoEngine::kSync)) holder = (*journal)->lock_holder();
+  if (holder)
+    return Status(Code::kBusy,
+                  base_->path() + " is open for writing through h5journal by process " + std::to_string(*holder) +
+                      " under another name (its journal " + other + " is locked)",
+                  EWOULDBLOCK);
+  return Status(Code::kNeedsRecovery, base_->path() + " was being written through h5journal under another name, " +
+                                          "and its journal " + other + " holds what it committed: open the file " +
+                                          "by that name, or recover it with h5recover");
 }
 
 Status JournaledFile::take_over_protected_file() {

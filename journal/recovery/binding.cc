@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "journal_reader.h"
+
 namespace h5j {
 
 std::string journal_target_name(const std::string& path) {
@@ -34,6 +36,26 @@ Status check_binding_not_missing(File& base, const std::string& journal) {
   const std::string& recorded = (*binding)->journal_path;
   return Status(Code::kMissing, base.path() + " was being written through h5journal, but its journal " +
                                     (recorded.empty() ? journal : recorded) + " is missing; committed changes may be lost");
+}
+
+Result<std::optional<std::string>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal) {
+  using None = std::optional<std::string>;
+  auto binding = read_binding(base);
+  if (!binding) return binding.status();
+  if (!binding->has_value() || (*binding)->journal_path.empty()) return None();
+  const std::string& recorded = (*binding)->journal_path;
+  if (!fs.exists(recorded)) return None();
+  if (fs.exists(journal)) {
+    auto bound = fs.id(recorded), ours = fs.id(journal);
+    if (!bound) return bound.status();
+    if (!ours) return ours.status();
+    if (*bound == *ours) return None();
+  }
+  auto file = fs.open(recorded, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!file) return file.status();
+  auto reader = JournalReader::open(**file);
+  if (!reader || (*reader)->header().uuid != (*binding)->uuid) return None();
+  return None(recorded);
 }
 
 Status check_journal_belongs(File& base, const JournalHeader& h, const std::string& journal_path,

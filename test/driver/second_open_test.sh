@@ -5,6 +5,9 @@
 # H5Fcreate with H5F_ACC_TRUNC, and it must not truncate the file first: the
 # writer's committed in-place bytes are in it.  The writer then goes on and
 # closes a file h5dump reads and that holds everything it wrote.
+# The same opens by another name of the file (a symbolic link), with
+# HDF5_USE_FILE_LOCKING=FALSE, are refused too, naming the writer; once it
+# is killed, an open by that name is refused until h5recover runs.
 # The same H5Fcreate of a file that a program writes without the driver
 # (HDF5's file lock, sec2) is refused too, naming the lock's holder, and
 # leaves that file whole.
@@ -16,7 +19,7 @@ set -euo pipefail
 program=$1 plugin_dir=$2 h5dump=$3 work=$4 h5recover=$5
 mkdir -p "$work"
 cd "$work"
-rm -f ./*.h5 ./*.jnl ./fifo ./fifo2 ./fifo3
+rm -f ./*.h5 ./*.jnl ./fifo ./fifo2 ./fifo3 ./fifo_alias
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 # start_writer FILE FIFO [env args]: "$program hold FILE" in the background,
 # reading FIFO; returns once it has committed, with its PID in $writer and
@@ -52,6 +55,37 @@ env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$h5dump" -H held.h5 | grep -q 'DATASET "
 env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check held.h5 ||
   { echo "FAIL: the writer's file lost committed data"; exit 1; }
 echo "the writer went on and closed a file h5dump reads, with everything it wrote"
+
+# The same file under another name (a symbolic link) has another journal,
+# so that journal's lock cannot refuse the second writer, nor HDF5's lock
+# where HDF5_USE_FILE_LOCKING=FALSE: the binding, which names the first
+# writer's journal, does.  After that writer is killed, an open by the
+# other name is refused until the file is recovered.
+rm -f target.h5* alias.h5*
+ln -s target.h5 alias.h5
+start_writer alias.h5 fifo_alias
+aliased=$writer aliased_fd=$writer_fd
+size=$(stat -c %s target.h5)
+for how in open create; do
+  HDF5_USE_FILE_LOCKING=FALSE "$program" $how target.h5 > refused.txt 2>&1 ||
+    { echo "FAIL: the second $how by another name was not refused"; cat refused.txt; exit 1; }
+  grep -q "target.h5 is open for writing through h5journal by process $aliased under another name" refused.txt ||
+    { echo "FAIL: the refusal by another name does not name the writer (pid $aliased)"; cat refused.txt; exit 1; }
+  grep -q "errno = 11" refused.txt || { echo "FAIL: the refusal by another name carries no errno"; cat refused.txt; exit 1; }
+  after=$(stat -c %s target.h5)
+  [ "$after" = "$size" ] || { echo "FAIL: the $how by another name changed the file from $size to $after bytes"; exit 1; }
+done
+echo "open and create by another name refused: $(grep -o 'target.h5 is open[^,]*' refused.txt | head -1)"
+kill -9 "$aliased"
+wait "$aliased" 2> /dev/null || true
+exec {aliased_fd}>&-
+"$program" open target.h5 > refused.txt 2>&1 || { echo "FAIL: an open by another name of the killed writer's file was not refused"; exit 1; }
+grep -q "target.h5 was being written through h5journal under another name" refused.txt ||
+  { echo "FAIL: the open by another name after the kill does not say why"; cat refused.txt; exit 1; }
+"$h5recover" target.h5 > /dev/null || { echo "FAIL: h5recover by the other name failed"; exit 1; }
+env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" committed target.h5 ||
+  { echo "FAIL: the file written by another name lost its commit"; exit 1; }
+echo "after the kill, refused by the other name until h5recover brought back its last commit"
 
 # A writer without the driver: HDF5's own flock on the file.
 start_writer plain.h5 fifo2 -u HDF5_DRIVER
