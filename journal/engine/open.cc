@@ -146,11 +146,11 @@ Status JournaledFile::refuse_if_bound_elsewhere() {
   if (holder)
     return Status(Code::kBusy,
                   base_->path() + " is open for writing through h5journal by process " + std::to_string(*holder) +
-                      " under another name (its journal " + other + " is locked)",
+                      " under another name or journal_path (its journal " + other + " is locked)",
                   EWOULDBLOCK);
-  return Status(Code::kNeedsRecovery, base_->path() + " was being written through h5journal under another name, " +
-                                          "and its journal " + other + " holds what it committed: open the file " +
-                                          "by that name, or recover it with h5recover");
+  return Status(Code::kNeedsRecovery, base_->path() + " was being written through h5journal under another name " +
+                                          "or journal_path, and its journal " + other + " holds what it committed: " +
+                                          "open the file as it was opened then, or recover it with h5recover");
 }
 
 Status JournaledFile::take_over_protected_file() {
