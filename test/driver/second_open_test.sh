@@ -35,17 +35,25 @@ start_writer() {
   echo "FAIL: the writer of $file did not commit"
   exit 1
 }
+# refused WHAT FILE PATTERN ERRNO CMD...: CMD, a second open of FILE that
+# exits 0 when it is refused, must be refused with HDF5's error naming
+# PATTERN and carrying ERRNO, and leave FILE's size as it was.
+refused() {
+  local what=$1 file=$2 pattern=$3 errno=$4 size after
+  shift 4
+  size=$(stat -c %s "$file")
+  "$@" > refused.txt 2>&1 || { echo "FAIL: $what was not refused"; cat refused.txt; exit 1; }
+  grep -q "$pattern" refused.txt || { echo "FAIL: the refusal of $what does not say '$pattern'"; cat refused.txt; exit 1; }
+  grep -q "errno = $errno" refused.txt || { echo "FAIL: the refusal of $what carries no errno $errno"; cat refused.txt; exit 1; }
+  after=$(stat -c %s "$file")
+  [ "$after" = "$size" ] || { echo "FAIL: $what changed $file from $size to $after bytes"; exit 1; }
+}
 start_writer held.h5 fifo
 holder=$writer holder_fd=$writer_fd
-size=$(stat -c %s held.h5)
 for how in open create; do
-  "$program" $how held.h5 > refused.txt 2>&1 || { echo "FAIL: the second $how was not refused"; cat refused.txt; exit 1; }
-  grep -q "held.h5 is open for writing through h5journal by process $holder" refused.txt ||
-    { echo "FAIL: the refusal does not name the writer (pid $holder)"; cat refused.txt; exit 1; }
-  grep -q "errno = 11" refused.txt || { echo "FAIL: the refusal carries no errno"; cat refused.txt; exit 1; }
-  after=$(stat -c %s held.h5)
-  [ "$after" = "$size" ] || { echo "FAIL: the refused $how changed the file from $size to $after bytes"; exit 1; }
-  echo "$how refused while the file was $size bytes, left at $after: $(grep -o 'held.h5 is open[^,]*' refused.txt | head -1)"
+  refused "the second $how" held.h5 "held.h5 is open for writing through h5journal by process $holder" 11 \
+    "$program" $how held.h5
+  echo "$how refused, the file left at $(stat -c %s held.h5) bytes: $(grep -o 'held.h5 is open[^,]*' refused.txt | head -1)"
 done
 echo go >&"$holder_fd"
 exec {holder_fd}>&-
@@ -65,15 +73,10 @@ rm -f target.h5* alias.h5*
 ln -s target.h5 alias.h5
 start_writer alias.h5 fifo_alias
 aliased=$writer aliased_fd=$writer_fd
-size=$(stat -c %s target.h5)
 for how in open create; do
-  HDF5_USE_FILE_LOCKING=FALSE "$program" $how target.h5 > refused.txt 2>&1 ||
-    { echo "FAIL: the second $how by another name was not refused"; cat refused.txt; exit 1; }
-  grep -q "target.h5 is open for writing through h5journal by process $aliased under another name or journal_path" refused.txt ||
-    { echo "FAIL: the refusal by another name does not name the writer (pid $aliased)"; cat refused.txt; exit 1; }
-  grep -q "errno = 11" refused.txt || { echo "FAIL: the refusal by another name carries no errno"; cat refused.txt; exit 1; }
-  after=$(stat -c %s target.h5)
-  [ "$after" = "$size" ] || { echo "FAIL: the $how by another name changed the file from $size to $after bytes"; exit 1; }
+  refused "the second $how by another name" target.h5 \
+    "target.h5 is open for writing through h5journal by process $aliased under another name or journal_path" 11 \
+    env HDF5_USE_FILE_LOCKING=FALSE "$program" $how target.h5
 done
 echo "open and create by another name refused: $(grep -o 'target.h5 is open[^,]*' refused.txt | head -1)"
 kill -9 "$aliased"
@@ -90,14 +93,9 @@ echo "after the kill, refused by the other name until h5recover brought back its
 # A writer without the driver: HDF5's own flock on the file.
 start_writer plain.h5 fifo2 -u HDF5_DRIVER
 plain=$writer plain_fd=$writer_fd
-size=$(stat -c %s plain.h5)
-"$program" create plain.h5 > refused.txt 2>&1 ||
-  { echo "FAIL: H5Fcreate over a file HDF5 has locked was not refused"; cat refused.txt; exit 1; }
-grep -q "unable to lock the file: plain.h5 is in use: process $plain holds its lock" refused.txt ||
-  { echo "FAIL: the refusal does not name the lock and its holder (pid $plain)"; cat refused.txt; exit 1; }
-grep -q "errno = 11" refused.txt || { echo "FAIL: the refusal carries no errno"; cat refused.txt; exit 1; }
+refused "H5Fcreate over a file HDF5 has locked" plain.h5 \
+  "unable to lock the file: plain.h5 is in use: process $plain holds its lock" 11 "$program" create plain.h5
 after=$(stat -c %s plain.h5)
-[ "$after" = "$size" ] || { echo "FAIL: the refused create changed the sec2 file from $size to $after bytes"; exit 1; }
 [ ! -e plain.h5.jnl ] || { echo "FAIL: the refused create left a journal"; exit 1; }
 echo "create over a file sec2 writes refused, file left at $after bytes: $(grep -o 'unable to lock the file[^,]*' refused.txt | head -1)"
 echo go >&"$plain_fd"
@@ -120,12 +118,8 @@ size=$(stat -c %s prot.h5)
 mode=$(stat -c %a prot.h5)
 [ "$mode" = 444 ] || { echo "FAIL: the file the driver writes has mode $mode, not 444"; exit 1; }
 for locking in TRUE FALSE BEST_EFFORT; do
-  env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH HDF5_USE_FILE_LOCKING=$locking "${as_user[@]}" "$program" create prot.h5 \
-    > refused.txt 2>&1 || { echo "FAIL: H5Fcreate through sec2 was not refused"; cat refused.txt; exit 1; }
-  grep -q "errno = 13, error message = 'Permission denied'" refused.txt ||
-    { echo "FAIL: the sec2 create was not refused for permission"; cat refused.txt; exit 1; }
-  after=$(stat -c %s prot.h5)
-  [ "$after" = "$size" ] || { echo "FAIL: the sec2 create changed the file from $size to $after bytes"; exit 1; }
+  refused "H5Fcreate through sec2 (HDF5_USE_FILE_LOCKING=$locking)" prot.h5 "error message = 'Permission denied'" 13 \
+    env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH HDF5_USE_FILE_LOCKING=$locking "${as_user[@]}" "$program" create prot.h5
 done
 echo "H5Fcreate through sec2 refused (EACCES) under each HDF5_USE_FILE_LOCKING; the file stays at $size bytes"
 kill -9 "$prot"
