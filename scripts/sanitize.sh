@@ -7,9 +7,11 @@
 # workload: test/CMakeLists.txt), since ASan slows them about
 # 40-fold.
 #   sanitize.sh [--build-only | CTEST-ARGS...]
-# ThreadSanitizer does not apply: the engine has no threads (io_uring is
-# asynchronous without them), and the tests' ranks_in_one_process runs one
-# thread at a time, handing over under a mutex.
+# ThreadSanitizer is not run.  The engine's one thread is durable_within's
+# (background_sync.h), which shares only what its mutex guards with the
+# writer; io_uring is asynchronous without threads; and the tests'
+# ranks_in_one_process runs one thread at a time, handing over under a
+# mutex.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
