@@ -1,9 +1,6 @@
 // Opening, closing and deleting a file: the FAPL's configuration, HDF5's
 // open flags and file locking, and the ranks' agreement under MPI.
 #include <cstdlib>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
 #include "driver_file.h"
 #include "posix_file.h"
@@ -124,16 +121,6 @@ Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal
   return fs.remove(readers_path_for(journal));
 }
 
-// An object a forked child must not destroy (journal_close), left for its
-// exit; LeakSanitizer is told it is meant.
-void abandon(const void* object) {
-#if defined(__SANITIZE_ADDRESS__)
-  if (object != nullptr) __lsan_ignore_object(object);
-#else
-  (void)object;
-#endif
-}
-
 }  // namespace
 
 H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
@@ -191,8 +178,8 @@ herr_t journal_close(H5FD_t* file) {
       // Its descriptors, ring and locks are the parent's too, and its
       // engine expects a thread this process lacks: destroyed here, it
       // would release or wait on them.  Left to this process's exit.
-      abandon(f->file.release());
-      abandon(f->ranks.release());
+      (void)f->file.release();
+      (void)f->ranks.release();
       return 0;
     }
     Status s = f->ranks ? f->ranks->commit(*f->file, /*closing=*/true) : f->file->close();
