@@ -56,13 +56,17 @@ bool parse_whole(const std::string& v, uint32_t& out) {
   return true;
 }
 
-// An interval: a whole number and ms, s or min.
+// An interval: a whole number and ms, s, min or h.
 bool parse_interval_ms(const std::string& v, uint32_t& out) {
   size_t digits = v.find_first_not_of("0123456789");
   if (digits == 0 || digits == std::string::npos || digits > 9) return false;
   uint64_t n = std::stoull(v.substr(0, digits));
   std::string unit = v.substr(digits);
-  uint64_t ms = unit == "ms" ? n : unit == "s" ? n * 1000 : unit == "min" ? n * 60000 : UINT64_MAX;
+  uint64_t ms = unit == "ms"    ? n
+                : unit == "s"   ? n * 1000
+                : unit == "min" ? n * 60000
+                : unit == "h"   ? n * 3600000
+                                : UINT64_MAX;
   if (ms > kMaxDurableWithinMs) return false;
   out = uint32_t(ms);
   return true;
@@ -111,7 +115,7 @@ const std::map<std::string, std::pair<Setter, const char*>>& setters() {
           c.durable = true;
           return parse_interval_ms(v, c.durable_within_ms) && c.durable_within_ms > 0;
         },
-        "true, false, or an interval such as 100ms, 2s or 1min"}},
+        "true, false, or an interval from 1ms to 1h, such as 100ms, 2s or 1min"}},
       {"checkpoint_bytes",
        {[](const std::string& v, H5FD_journal_fapl_t& c) { return parse_bytes(v, c.checkpoint_bytes); },
         "a size such as 16M, or 0 for the default"}},

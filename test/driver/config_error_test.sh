@@ -18,7 +18,12 @@ expect_failure "raw=both" 'bad value "both" for raw'
 expect_failure "materialize=later" 'bad value "later" for materialize'
 expect_failure "buffer_size=12Q" 'bad value "12Q" for buffer_size'
 expect_failure "durable" '"durable" has no value'
+expect_failure "durable=0ms" 'bad value "0ms" for durable (expected true, false, or an interval from 1ms to 1h'
+expect_failure "durable=2h" 'bad value "2h" for durable'
+expect_failure "durable=100" 'bad value "100" for durable'
 # And a good configuration works.
 HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
   "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }
+HDF5_DRIVER_CONFIG="durable=1h" "$features" cfg.h5 --fapl default > /dev/null ||
+  { echo "FAIL: durable=1h, the longest interval, rejected"; status=1; }
 exit $status
