@@ -17,6 +17,7 @@
 #include "config.h"
 #include "h5journal.h"
 #include "journaled_file.h"
+#include "opener_process.h"
 #include "rank_group.h"
 #include "selection_pieces.h"
 
@@ -38,7 +39,7 @@ struct JournalDriverFile {
   // selection brings a million pieces, and a fresh vector each call costs
   // its page faults again.
   SelectionScratch raw_pieces;
-  pid_t opened_by = ::getpid();
+  OpenerProcess opener;
 };
 
 // A handle belongs to the process that opened it.  A child that fork()
@@ -50,12 +51,12 @@ struct JournalDriverFile {
 // forked child may read through the handle, as through sec2's, and its
 // writes, commits and waits are refused; its close leaves the files to the
 // parent (journal_close).
-inline bool forked_from_opener(const JournalDriverFile& f) { return ::getpid() != f.opened_by; }
+inline bool forked_from_opener(const JournalDriverFile& f) { return !f.opener.is_this_process(); }
 
 inline Status refuse_if_forked(const JournalDriverFile& f) {
   if (!forked_from_opener(f)) return Status::ok();
   return Status(Code::kBusy, f.file->base().path() + " was opened through h5journal by process " +
-                                 std::to_string(f.opened_by) + "; process " + std::to_string(::getpid()) +
+                                 std::to_string(f.opener.pid()) + "; process " + std::to_string(::getpid()) +
                                  ", forked from it, may only read it: open the file again to write it here");
 }
 
