@@ -140,9 +140,8 @@ Status JournaledFile::refuse_if_bound_elsewhere() {
   auto elsewhere = journal_bound_elsewhere(*opts_.fs, *base_, opts_.journal_path);
   if (!elsewhere) return elsewhere.status();
   if (!*elsewhere) return Status::ok();
-  const std::string& other = **elsewhere;
-  std::optional<int> holder;
-  if (auto journal = opts_.fs->open(other, OpenMode::kReadOnly, IoEngine::kSync)) holder = (*journal)->lock_holder();
+  const std::string& other = (*elsewhere)->path();
+  std::optional<int> holder = (*elsewhere)->lock_holder();
   if (holder)
     return Status(Code::kBusy,
                   base_->path() + " is open for writing through h5journal by process " + std::to_string(*holder) +

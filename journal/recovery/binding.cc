@@ -38,8 +38,8 @@ Status check_binding_not_missing(File& base, const std::string& journal) {
                                     (recorded.empty() ? journal : recorded) + " is missing; committed changes may be lost");
 }
 
-Result<std::optional<std::string>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal) {
-  using None = std::optional<std::string>;
+Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal) {
+  using None = std::unique_ptr<File>;
   auto binding = read_binding(base);
   if (!binding) return binding.status();
   if (!binding->has_value() || (*binding)->journal_path.empty()) return None();
@@ -55,7 +55,7 @@ Result<std::optional<std::string>> journal_bound_elsewhere(FileSystem& fs, File&
   if (!file) return file.status();
   auto reader = JournalReader::open(**file);
   if (!reader || (*reader)->header().uuid != (*binding)->uuid) return None();
-  return None(recorded);
+  return std::move(*file);
 }
 
 Status check_journal_belongs(File& base, const JournalHeader& h, const std::string& journal_path,

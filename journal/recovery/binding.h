@@ -35,8 +35,9 @@ Status check_binding_not_missing(File& base, const std::string& journal);
 // was until a crash, written through h5journal under another name (a
 // symbolic or hard link, another journal_path).  A journal of another file
 // made since at the recorded path is not it, nor is one no longer there
-// (the file and its journal were moved together).
-Result<std::optional<std::string>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal);
+// (the file and its journal were moved together).  Returned open for
+// reading; null: none.
+Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal);
 // kForeign unless the journal at `journal_path`, whose header is `h`,
 // belongs to `base`: the binding's UUID and a generation no older than
 // the binding's, or, for a file without a binding (a file system without
