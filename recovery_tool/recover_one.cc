@@ -13,6 +13,7 @@
 #include "copies.h"
 #include "data_logs.h"
 #include "exit_status.h"
+#include "file_lock.h"
 #include "journal_listing.h"
 #include "journal_reader.h"
 #include "journaled_file.h"
@@ -225,7 +226,7 @@ Outcome discard(const std::string& file, const std::string& journal) {
   // Never a journal a live writer holds.
   auto held = posix_filesystem().open(journal, OpenMode::kReadWrite, IoEngine::kSync);
   if (!held) return fail(kExitIoError, held.status().message());
-  if (Status s = (*held)->try_lock(LockMode::kExclusive); !s && s.code() != Code::kUnsupported)
+  if (Status s = try_lock_past_exited_holder(**held, LockMode::kExclusive); !s && s.code() != Code::kUnsupported)
     return fail(kExitIoError, s.message() + ": " + file + " is open for writing; its journal is not discarded");
   // Read-only is enough, and all a killed writer's file allows (write_protection.cc).
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);

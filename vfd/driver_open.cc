@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "driver_file.h"
+#include "file_lock.h"
 #include "posix_file.h"
 #include "recovery.h"
 #include "superblock.h"
@@ -100,7 +101,7 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
 Status lock_like_hdf5(File& base, hid_t fapl, bool read_write) {
   FileLocking locking = file_locking(fapl);
   if (!locking.use) return Status::ok();
-  Status s = base.try_lock(read_write ? LockMode::kExclusive : LockMode::kShared);
+  Status s = try_lock_past_exited_holder(base, read_write ? LockMode::kExclusive : LockMode::kShared);
   if (s.code() == Code::kUnsupported && locking.best_effort) return Status::ok();  // a file system without locks
   if (s.code() == Code::kUnsupported) s = lock_required_error(s);
   if (s.code() == Code::kBusy)

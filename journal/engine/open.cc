@@ -107,9 +107,12 @@ Status JournaledFile::open_for_write(bool truncated) {
     // A writer in another process: refused now, so that HDF5 never takes
     // the file for an empty one (its bytes may all be in the journal yet).
     // One in this process: HDF5's tentative second open of a file it has
-    // open, which HDF5 closes once it finds the open one (passive).
-    if (std::optional<int> holder = journal_->lock_holder(); holder && *holder != getpid())
-      return busy_error(*holder);
+    // open, which HDF5 closes once it finds the open one (passive).  A
+    // holder the system cannot name (no /proc, a lock of fcntl's) is
+    // another process's: taken for this one's, h5recover would leave a
+    // crashed file unrecovered and report success.
+    std::optional<int> holder = journal_->lock_holder();
+    if (!journal_->locked_by_this_process() && holder != getpid()) return busy_error(holder);
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -187,7 +190,10 @@ Status JournaledFile::drop_new_journal(bool existed, const Status& why) {
 // The journal's lock, or, on a file system without locks, the lock this
 // process alone honours (file_lock.h), where the options accept it.
 Status JournaledFile::lock_journal() {
-  Status s = journal_->try_lock(LockMode::kExclusive);
+  // A deterministic file system has no other process to outwait.
+  Status s = try_lock_past_exited_holder(*journal_, LockMode::kExclusive,
+                                         opts_.fs->deterministic() ? std::chrono::milliseconds(0)
+                                                                   : kExitedHolderPatience);
   if (s.code() != Code::kUnsupported) return s;
   if (opts_.require_locks)
     return lock_required_error(s.prefixed("unable to lock " + opts_.journal_path + ": "));

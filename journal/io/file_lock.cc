@@ -1,6 +1,7 @@
 #include "file_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -13,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 namespace h5j {
@@ -83,6 +85,37 @@ Status FileLock::try_lock(int fd, const std::string& path, LockMode mode) {
   Status why(Code::kUnsupported,
              "the file system of " + path + " supports neither flock nor fcntl locks (" + std::strerror(err) + ")", err);
   return lock_in_process(id, mode, path, why);
+}
+
+namespace {
+// Whether `pid` names a process that is not exiting: /proc/PID/stat's
+// state is not Z or X, and its flags (the ninth field) lack PF_EXITING,
+// which the kernel sets as the process starts to exit, before it lets go
+// of its files.  Without /proc, whether the process exists.
+bool alive(std::optional<int> pid) {
+  if (!pid) return false;
+  std::ifstream stat("/proc/" + std::to_string(*pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return ::kill(*pid, 0) == 0 || errno == EPERM;
+  constexpr unsigned long kPfExiting = 0x4;
+  std::istringstream fields(line.substr(line.rfind(')') + 1));  // the command may hold spaces and ')'
+  char state = 0;
+  long skip = 0;
+  unsigned long flags = 0;
+  if (!(fields >> state >> skip >> skip >> skip >> skip >> skip >> flags)) return true;
+  return state != 'Z' && state != 'X' && (flags & kPfExiting) == 0;
+}
+}  // namespace
+
+Status try_lock_past_exited_holder(File& f, LockMode mode, std::chrono::milliseconds patience) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    Status s = f.try_lock(mode);
+    if (s.code() != Code::kBusy || f.locked_by_this_process() || alive(f.lock_holder()) ||
+        std::chrono::steady_clock::now() >= deadline)
+      return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 bool FileLock::held_exclusively_in_process(int fd) {

@@ -22,6 +22,7 @@
 // destroyed, whichever of the three ways held it.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -60,6 +61,17 @@ class FileLock {
   bool exclusive_ = false;
   bool busy_in_process_ = false;
 };
+
+// f.try_lock(mode), tried again while the lock's holder is exiting or
+// cannot be named, for up to `patience`; a live holder is refused at once.
+//
+// A killed process lets go of its locks only once it has unmapped its
+// memory: 2 to 6 ms here for a writer with 32 MiB of steps, or an h5py
+// one.  Whoever killed it may not wait for that (a `kill -9` from a
+// shell, `timeout -s KILL`, a scheduler ending a job step), so h5recover
+// run, or the job started again, at once would find the file busy.
+inline constexpr std::chrono::milliseconds kExitedHolderPatience{500};
+Status try_lock_past_exited_holder(File& f, LockMode mode, std::chrono::milliseconds patience = kExitedHolderPatience);
 
 // The refusal of `unsupported` (try_lock's kUnsupported: a lock only this
 // process sees) where HDF5_USE_FILE_LOCKING=TRUE asks for a real one.

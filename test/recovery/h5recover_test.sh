@@ -3,7 +3,7 @@
 # exit status, that the one-line message names the problem, and that the
 # files are unchanged unless recovery is sound.
 set -uo pipefail
-recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6 second_open=$7 bench=$8
+recover=$1 sim=$2 tamper=$3 h5bin=$4 work=$5 plugin=$6 second_open=$7 bench=$8 exiting_holder=$9
 if [[ "${INSIDE_NS:-}" != 1 ]]; then  # private mount namespace for the tmpfs cases
   if [[ $(id -u) == 0 ]]; then exec unshare -m env INSIDE_NS=1 "$0" "$@"; fi
   exec unshare -rm env INSIDE_NS=1 "$0" "$@"
@@ -518,6 +518,35 @@ cmp -s ir-copy.h5 ir-image.h5 || fail "interrupted recovery: the copy's recovery
 WATCH=""
 expect 0 "recovered ir.h5" no -- ir.h5
 cmp -s ir.h5 ir-image.h5 || fail "interrupted recovery: the file's recovery differs from the first one"
+
+# --- the journal's lock held by a process h5recover cannot see live ---------
+# A killed writer lets go of its locks only late in its exit, once its
+# memory is unmapped: milliseconds after a shell's `kill -9` returns
+# (file_lock.h).  exiting_lock_holder holds the journal's lock and 1 GiB,
+# which stretches that to about 50 ms: h5recover, run at once, waits it
+# out and recovers.
+crashed x.h5
+"$exiting_holder" x.h5.jnl 1024 > x.ready &
+holder=$!
+until grep -q ready x.ready 2> /dev/null; do sleep 0.01; done
+kill -9 $holder
+expect 0 "recovered x.h5" no -- x.h5
+wait $holder 2> /dev/null
+# A holder the system does not name (from another PID namespace, as here,
+# or by an fcntl lock) is another process's: h5recover refuses the file, and
+# never takes the lock for its own and reports a recovery it did not make.
+crashed u.h5
+flock u.h5.jnl sleep 5 &
+holder=$!
+until ! flock -n u.h5.jnl true; do sleep 0.01; done
+WATCH="u.h5 u.h5.jnl"
+real_recover=$recover recover=$(command -v unshare)
+expect 7 "u.h5 is open for writing through h5journal by another handle or process" yes -- -pfm --mount-proc \
+  "$real_recover" u.h5
+recover=$real_recover
+kill $holder
+wait $holder 2> /dev/null
+WATCH=""
 
 # --- a read-only file, and a full disk ---------------------------------------
 mkdir -p ro small
