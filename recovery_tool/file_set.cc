@@ -47,7 +47,8 @@ bool looks_journaled_or_hdf5(const std::string& path) {
 
 }  // namespace
 
-Result<std::vector<std::string>> files_under(const std::string& dir, const std::string& journal_dir) {
+Result<std::vector<std::string>> files_under(const std::string& dir,
+                                             const std::function<std::string(const std::string&)>& journal_of) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status(Code::kInvalid, "--recursive: " + dir + " is not a directory");
   std::vector<std::string> found;
@@ -61,8 +62,7 @@ Result<std::vector<std::string>> files_under(const std::string& dir, const std::
       if (ends_with(name, ".jnl") && !fs::exists(base, ec)) found.push_back(base);
       continue;
     }
-    std::string beside = path + ".jnl", elsewhere = journal_dir.empty() ? "" : journal_dir + "/" + name + ".jnl";
-    if (fs::exists(beside, ec) || (!elsewhere.empty() && fs::exists(elsewhere, ec)) || looks_journaled_or_hdf5(path))
+    if (fs::exists(journal_of(path), ec) || looks_journaled_or_hdf5(path))
       found.push_back(path);
   }
   if (ec) return Status::from_errno(ec.value(), "walk " + dir);

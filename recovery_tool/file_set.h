@@ -2,6 +2,7 @@
 // --recursive every file under each DIR that recovery could concern.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,12 @@
 namespace h5j {
 
 // Under `dir`, in a stable (sorted) order, every regular file that is an
-// HDF5 file, is in log form, or has a journal (beside it, in
-// `journal_dir`, or named by its binding); and, for a journal found with
+// HDF5 file, is in log form, or has a journal (`journal_of` a file: beside
+// it, in --journal-dir, or named by its binding); and, for a journal found with
 // no file beside it, the missing file's name, so that the loss is
 // reported.  Journals, data logs and kept journals are not files to
 // recover; other files (a job's logs, say) are skipped.
-Result<std::vector<std::string>> files_under(const std::string& dir, const std::string& journal_dir);
+Result<std::vector<std::string>> files_under(const std::string& dir,
+                                             const std::function<std::string(const std::string&)>& journal_of);
 
 }  // namespace h5j

@@ -122,7 +122,7 @@ Result<std::vector<std::string>> files_of(const Options& o) {
   if (!o.recursive) return o.files;
   std::vector<std::string> all;
   for (const std::string& dir : o.files) {
-    auto found = files_under(dir, o.recover.journal_dir);
+    auto found = files_under(dir, [&](const std::string& file) { return journal_of(file, o.recover); });
     if (!found) return found.status();
     all.insert(all.end(), found->begin(), found->end());
   }

@@ -3,16 +3,15 @@
 #include <cstring>
 #include <map>
 
+#include "fnv1a.h"
+
 namespace h5j {
 namespace {
 
 // FNV-1a, enough to tell contents apart in a test.
 struct Digest {
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* p, size_t n) {
-    auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
+  uint64_t h = kFnv1aStart;
+  void add(const void* p, size_t n) { h = fnv1a64(p, n, h); }
   void add(const std::string& s) { add(s.data(), s.size() + 1); }
 };
 

@@ -1,10 +1,16 @@
 #include "config.h"
 
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <sstream>
+
+#include "fnv1a.h"
 
 namespace h5j {
 namespace {
@@ -219,15 +225,38 @@ Status parse_config(const std::string& text, H5FD_journal_fapl_t& config) {
   return validate_config(config);
 }
 
+namespace {
+// `file` from the root: its directory resolved (symbolic links, "..") when
+// it exists, else made absolute from the working directory.
+std::string absolute_path(const std::string& file) {
+  auto slash = file.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  if (char* real = ::realpath(dir.c_str(), nullptr)) {
+    dir = real;
+    std::free(real);
+  } else if (dir.front() != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) dir = std::string(cwd) + "/" + dir;
+  }
+  return dir + "/" + name;
+}
+}  // namespace
+
 std::string journal_path_for(const std::string& file, const H5FD_journal_fapl_t& config) {
   std::string configured = config.journal_path;
   if (configured.empty()) return file + ".jnl";
-  // A directory (trailing '/') holds the journals of many files, one each.
-  if (configured.back() == '/') {
-    auto slash = file.rfind('/');
-    return configured + (slash == std::string::npos ? file : file.substr(slash + 1)) + ".jnl";
-  }
-  return configured;
+  if (configured.back() != '/') return configured;
+  // A directory holds the journals of many files, one each: named after the
+  // file and a hash of its absolute path, since files of one name in
+  // different directories (each run of an ensemble writing out.h5) must
+  // never share one.  A journal of another file's is not this file's to
+  // empty or replay.
+  auto slash = file.rfind('/');
+  std::string path = absolute_path(file);
+  char tag[17];
+  std::snprintf(tag, sizeof tag, "%016llx", static_cast<unsigned long long>(fnv1a64(path.data(), path.size())));
+  return configured + (slash == std::string::npos ? file : file.substr(slash + 1)) + "." + tag + ".jnl";
 }
 
 FileLocking file_locking(hid_t fapl) {

@@ -217,9 +217,48 @@ WATCH=""
 mkdir -p elsewhere
 HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/elsewhere/" \
   crashed x.h5 --driver default
-[[ -f elsewhere/x.h5.jnl && ! -e x.h5.jnl ]] || { echo "FAIL journal_path: the journal is not where configured"; failures=$((failures + 1)); }
+compgen -G "elsewhere/x.h5.*.jnl" > /dev/null && [[ ! -e x.h5.jnl ]] ||
+  fail "journal_path: the journal is not where configured: $(ls elsewhere)"
 expect 0 "recovered x.h5" no -- x.h5
-[[ ! -e elsewhere/x.h5.jnl ]] || { echo "FAIL journal_path: the journal was not retired"; failures=$((failures + 1)); }
+[[ -z $(ls elsewhere) ]] || fail "journal_path: the journal was not retired: $(ls elsewhere)"
+
+# An ensemble whose runs each write out.h5 in a directory of their own,
+# with one journal directory: each file has a journal of its own.  A run
+# writes and closes its file while another's writer is live, and again
+# once that writer is killed: the crashed journal is left whole.
+mkdir -p ens/run1 ens/run2 ens/journals
+rm -f ens/run1/out.h5.acked
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/ens/journals/" \
+  "$sim" write ens/run1/out.h5 --driver default --steps 100000 --elems 512 --delay-us 20000 --report-fd 3 \
+  3> ens/run1/out.h5.acked &
+pid=$!
+while [[ $(stat -c %s ens/run1/out.h5.acked 2>/dev/null || echo 0) -lt 24 ]]; do sleep 0.02; done
+(cd ens/run2 && HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=../journals/" \
+  "$sim" write out.h5 --driver default --steps 5 --elems 512 > /dev/null 2> ../run2.err) ||
+  fail "ensemble: run2's out.h5 was refused beside run1's: $(head -c 300 ens/run2.err)"
+kill -9 $pid
+wait $pid 2> /dev/null
+(cd ens/run2 && HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=../journals/" \
+  "$sim" write out.h5 --driver default --steps 5 --elems 512 > /dev/null 2> ../run2.err) ||
+  fail "ensemble: run2's out.h5 was refused beside run1's crashed journal: $(head -c 300 ens/run2.err)"
+expect 0 "recovered ens/run1/out.h5" no -- ens/run1/out.h5
+"$sim" verify ens/run1/out.h5 --elems 512 --driver sec2 --min-step "$(last_acked ens/run1/out.h5)" > /dev/null ||
+  fail "ensemble: run1's out.h5 lost acknowledged steps to run2's"
+
+# One journal_path naming a single journal, for two files: the second
+# file's create is refused, naming the first, whose crashed journal stays
+# whole.
+rm -f one.jnl one-a.h5 one-b.h5
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/one.jnl" \
+  crashed one-a.h5 --driver default
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=$work/one.jnl" \
+  "$sim" write one-b.h5 --driver default --steps 2 --elems 64 > one-b.out 2>&1 &&
+  fail "one journal for two files: one-b.h5's create was not refused"
+grep -q 'one-b.h5 not created: journal .*one.jnl belongs to another file (written for "one-a.h5")' one-b.out ||
+  fail "one journal for two files: the refusal does not name one-a.h5: $(grep -m1 'not created' one-b.out)"
+expect 0 "recovered one-a.h5" no -- one-a.h5 --journal one.jnl
+"$sim" verify one-a.h5 --elems 512 --driver sec2 --min-step "$(last_acked one-a.h5)" > /dev/null ||
+  fail "one journal for two files: one-a.h5 lost acknowledged steps"
 
 # --- a sound recovery: the committed steps, a plain HDF5 file -----------------
 crashed r.h5
