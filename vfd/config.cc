@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "file.h"
 #include "fnv1a.h"
 
 namespace h5j {
@@ -229,9 +230,7 @@ namespace {
 // `file` from the root: its directory resolved (symbolic links, "..") when
 // it exists, else made absolute from the working directory.
 std::string absolute_path(const std::string& file) {
-  auto slash = file.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
-  std::string name = slash == std::string::npos ? file : file.substr(slash + 1);
+  auto [dir, name] = split_directory(file);
   if (char* real = ::realpath(dir.c_str(), nullptr)) {
     dir = real;
     std::free(real);

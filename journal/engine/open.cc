@@ -100,6 +100,10 @@ Status JournaledFile::open_for_write(bool truncated) {
   bool existed = opts_.fs->exists(opts_.journal_path);
   if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_binding_not_missing(*base_, opts_.journal_path));
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
+  if (!journal && journal.status().code() == Code::kMissing)  // only its directory can be
+    return Status(Code::kMissing, "the journal's directory " + split_directory(opts_.journal_path).first +
+                                      " does not exist (journal_path): create it, or set journal_path to one that "
+                                      "does (" + journal.status().message() + ")", journal.status().sys_errno());
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   if (Status s = lock_journal(); !s) {

@@ -21,6 +21,7 @@ expect_failure "durable" '"durable" has no value'
 expect_failure "durable=0ms" 'bad value "0ms" for durable (expected true, false, or an interval from 1ms to 1h'
 expect_failure "durable=2h" 'bad value "2h" for durable'
 expect_failure "durable=100" 'bad value "100" for durable'
+expect_failure "journal_path=$work/no-such-dir/" "the journal's directory $work/no-such-dir does not exist (journal_path)"
 # And a good configuration works.
 HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
   "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }
