@@ -75,7 +75,13 @@ Result<std::unique_ptr<JournaledFile>> open_journaled(const char* name, Access a
   Status checked;
   if (!follower && !truncates(access) && !fs.exists(opts.journal_path))
     checked = check_unjournaled_file_is_clean(fs, name, opts.journal_path);
-  Result<std::unique_ptr<JournaledFile>> file = checked ? JournaledFile::open(name, access, opts) : checked;
+  // A follower writing the file opens it only once rank 0 has opened, and
+  // recovered, it: a follower's open starts its data log afresh, which rank
+  // 0's replay of a crashed job may still read.
+  bool after_owner = follower && access != Access::kReadOnly;
+  Result<std::unique_ptr<JournaledFile>> file =
+      after_owner ? Status(Code::kInvalid, "not opened before rank 0") : checked ? JournaledFile::open(name, access, opts)
+                                                                                : checked;
   if (ranks == nullptr || access == Access::kReadOnly) return file;
   Status owner = ranks->agree(follower ? Status::ok() : file.status());
   if (!owner) return owner;

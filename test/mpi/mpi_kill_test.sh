@@ -18,7 +18,9 @@
 #                      job's usual 256 KiB threshold (every rank's data log
 #                      counts) a checkpoint came every few steps, so that a
 #                      run of 6 kills could catch none.
-# Kills alternate between raw=inplace and raw=log.  Every failure names the
+# Kills alternate between raw=inplace and raw=log, and by pairs between
+# recovery by h5recover and by the job's own reopen under mpiexec
+# (parallel_timesteps reopen: rank 0 replays the journal at open).  Every failure names the
 # kill (seed, number, kind, moment, raw mode, steps) and keeps its crash state.
 set -uo pipefail
 program=$1 h5recover=$2 h5diff=$3 work=$4 ranks=$5
@@ -164,11 +166,15 @@ check_crash() {
   fi
   if ((skip_recovery == 0)); then
     local out rc
-    out=$("$h5recover" "$file" 2>&1)
+    if [[ $recovery == reopen ]]; then
+      out=$(mpiexec -n "$ranks" "$program" reopen "$file" 2>&1)
+    else
+      out=$("$h5recover" "$file" 2>&1)
+    fi
     rc=$?
     if ((rc != 0)); then
       ((acked < 0)) && return 0  # nothing committed, nothing promised (exit 9: never committed)
-      echo "h5recover exited $rc: $out"
+      echo "$recovery exited $rc: $(tail -3 <<<"$out")"
       return 1
     fi
     if [[ -e $file.jnl ]]; then
@@ -177,13 +183,13 @@ check_crash() {
     fi
     mode=$(stat -c %a "$file")
     if ((acked >= 0 && (0$mode & 0200) == 0)); then
-      echo "h5recover left the file with mode $mode"
+      echo "$recovery left the file with mode $mode"
       return 1
     fi
     # Data logs without a journal hold nothing: a kill inside H5Fclose,
     # between the two removals, leaves them (journal-format.md section 7).
     # A recovery that replayed must remove them.
-    if grep -q '^h5recover: recovered' <<<"$out" && ls "$file".jnl.data* >/dev/null 2>&1; then
+    if { [[ $recovery == reopen ]] || grep -q '^h5recover: recovered' <<<"$out"; } && ls "$file".jnl.data* >/dev/null 2>&1; then
       echo "data log left behind: $(ls "$file".jnl.data*)"
       return 1
     fi
@@ -231,11 +237,12 @@ calibrate
 total=$((kills + rank_kills))
 damaged=0 before_commit=0 finished=0 ahead=0
 for ((i = 0; i < total; ++i)); do
-  raw=inplace
+  raw=inplace recovery=h5recover
   ((i % 2)) && raw=log
+  (((i / 2) % 2)) && recovery=reopen
   moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))
   if ((i < kills)); then victim=all; else victim=$(((i - kills) % ranks)); fi
-  what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps)"
+  what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps, recovery by $recovery)"
   start_job "$raw"
   sleep "$(printf '%d.%06d' $((moment / 1000000)) $((moment % 1000000)))"
   ended_first=0

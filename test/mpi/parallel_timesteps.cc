@@ -7,6 +7,10 @@
 //       is up, so that a harness can kill it; rank 0 appends "start k" to
 //       FILE.steps (fsynced) before the commit of step k and "done k" after
 //       it returns, and "closed" after H5Fclose.
+//   parallel_timesteps reopen FILE
+//       under mpiexec: the job's open of FILE for writing, every rank
+//       together through the driver, and its close: how a restarted job
+//       recovers a crashed file (rank 0 replays the journal at open).
 //   parallel_timesteps reference FILE --ranks R --step K
 //       serially, with sec2 and no MPI: the file exactly as it is after the
 //       commit of step K of an R-rank job.  One process plays every rank.
@@ -268,6 +272,16 @@ int run_job(const std::string& file, int steps, const std::string& driver, const
   return 0;
 }
 
+int reopen(const std::string& file) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+  hid_t fapl = job_fapl("journal", "inplace", 256 << 10);
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
+  must(f >= 0, "H5Fopen " + file);
+  must(H5Fclose(f) >= 0, "H5Fclose " + file);
+  H5Pclose(fapl);
+  return 0;
+}
+
 // --- the reference ---------------------------------------------------------------
 
 int write_reference(const std::string& file, int nranks, int step) {
@@ -394,6 +408,8 @@ int main(int argc, char** argv) {
   job->add_option("--driver", driver, "journal | mpio")->check(CLI::IsMember({"journal", "mpio"}));
   job->add_option("--raw", raw, "inplace | log")->check(CLI::IsMember({"inplace", "log"}));
   job->add_option("--checkpoint-bytes", checkpoint_bytes, "journal size that triggers a checkpoint");
+  auto* reopener = app.add_subcommand("reopen", "open FILE for writing under mpiexec, and close it (recovers it)");
+  reopener->add_option("file", file)->required();
   auto* ref = app.add_subcommand("reference", "write the state after step K's commit, serially with sec2");
   ref->add_option("file", file)->required();
   ref->add_option("--ranks", nranks, "ranks of the job")->required();
@@ -406,7 +422,7 @@ int main(int argc, char** argv) {
   if (ref->parsed()) return write_reference(file, nranks, step);
   if (watcher->parsed()) return watch(file, nranks);
   MPI_Init(&argc, &argv);
-  int rc = run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms);
+  int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms);
   MPI_Finalize();
   return rc;
 }
