@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   int fd = open(argv[1], O_RDWR);
-  if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) {  /* waits out a writer killed a moment ago */
     perror(argv[1]);
     return 2;
   }

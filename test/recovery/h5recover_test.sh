@@ -568,9 +568,13 @@ cmp -s ir.h5 ir-image.h5 || fail "interrupted recovery: the file's recovery diff
 crashed x.h5
 "$exiting_holder" x.h5.jnl 1024 > x.ready &
 holder=$!
-until grep -q ready x.ready 2> /dev/null; do sleep 0.01; done
-kill -9 $holder
-expect 0 "recovered x.h5" no -- x.h5
+until grep -q ready x.ready 2> /dev/null || ! kill -0 $holder 2> /dev/null; do sleep 0.01; done
+if grep -q ready x.ready; then
+  kill -9 $holder
+  expect 0 "recovered x.h5" no -- x.h5
+else
+  fail "exiting_lock_holder did not take x.h5.jnl's lock ($exiting_holder)"
+fi
 wait $holder 2> /dev/null
 # A holder the system does not name (from another PID namespace, as here,
 # or by an fcntl lock) is another process's: h5recover refuses the file, and
