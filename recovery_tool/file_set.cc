@@ -26,6 +26,15 @@ bool is_journal_name(const std::string& name) {
          ends_with(name, ".jnl.replayed");
 }
 
+// A journal journal_path=DIR/ named: NAME.<16 hex digits>.jnl (config.h).
+// Its file's directory is not in its name, so a missing file cannot be named.
+bool is_journal_in_directory(const std::string& name) {
+  constexpr size_t kTag = 16, kTail = 1 + kTag + 4;  // ".<hex>.jnl"
+  if (name.size() <= kTail || !ends_with(name, ".jnl") || name[name.size() - kTail] != '.') return false;
+  std::string tag = name.substr(name.size() - kTail + 1, kTag);
+  return tag.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 // An HDF5 superblock (guarded or not), the older log-form guard, or a binding
 // to a journal.
 bool looks_journaled_or_hdf5(const std::string& path) {
@@ -59,7 +68,7 @@ Result<std::vector<std::string>> files_under(const std::string& dir,
     if (is_journal_name(name)) {
       // A journal whose file is gone: report the file as missing.
       std::string base = path.substr(0, path.size() - 4);
-      if (ends_with(name, ".jnl") && !fs::exists(base, ec)) found.push_back(base);
+      if (ends_with(name, ".jnl") && !is_journal_in_directory(name) && !fs::exists(base, ec)) found.push_back(base);
       continue;
     }
     if (fs::exists(journal_of(path), ec) || looks_journaled_or_hdf5(path))

@@ -241,6 +241,9 @@ wait $pid 2> /dev/null
 (cd ens/run2 && HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal HDF5_DRIVER_CONFIG="journal_path=../journals/" \
   "$sim" write out.h5 --driver default --steps 5 --elems 512 > /dev/null 2> ../run2.err) ||
   fail "ensemble: run2's out.h5 was refused beside run1's crashed journal: $(head -c 300 ens/run2.err)"
+# The journal directory inside the tree: its journals are not files whose
+# loss --recursive reports.
+expect 1 "2 file(s): 1 clean, 1 recovery needed" yes -- -r ens --journal-dir ens/journals --check
 expect 0 "recovered ens/run1/out.h5" no -- ens/run1/out.h5
 "$sim" verify ens/run1/out.h5 --elems 512 --driver sec2 --min-step "$(last_acked ens/run1/out.h5)" > /dev/null ||
   fail "ensemble: run1's out.h5 lost acknowledged steps to run2's"
