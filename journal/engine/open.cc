@@ -115,8 +115,10 @@ Status JournaledFile::open_for_write(bool truncated) {
     // holder the system cannot name (no /proc, a lock of fcntl's) is
     // another process's: taken for this one's, h5recover would leave a
     // crashed file unrecovered and report success.
-    std::optional<int> holder = journal_->lock_holder();
-    if (!journal_->locked_by_this_process() && holder != getpid()) return busy_error(holder);
+    if (!journal_->locked_by_this_process()) {
+      std::optional<int> holder = journal_->lock_holder();  // read from /proc/locks: only for a refusal
+      if (holder != getpid()) return busy_error(holder);
+    }
     report_.passive = true;
     journal_.reset();
     return Status::ok();
