@@ -26,12 +26,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "h5journal.h"
@@ -274,6 +275,7 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
   DiskCounters disk0 = disk_counters(path);
   auto t0 = Clock::now();
   BenchFile f(d, path);
+  const double open_seconds = seconds_since(t0);
   json first_commit, steps_only;
   {
     TimeSeries series(f.id(), step_kib);
@@ -291,10 +293,16 @@ json w4_time_series(const Driver& d, const std::string& path, int steps, uint64_
     }
     add_disk_counts(steps_only, loop0, path);
   }
+  auto close0 = Clock::now();
   f.close();
   json r = counted_result("W4", d, seconds_since(t0), "commits", steps);
+  r["open_seconds"] = open_seconds;
+  r["close_seconds"] = seconds_since(close0);
+  r["first_commit_us"] = latencies.empty() ? 0.0 : latencies.front();
   r["commit_p50_us"] = percentile(latencies, 0.50);
   r["commit_p99_us"] = percentile(latencies, 0.99);
+  r["commit_max_us"] = latencies.empty() ? 0.0 : *std::max_element(latencies.begin(), latencies.end());
+  r["commit_total_us"] = std::accumulate(latencies.begin(), latencies.end(), 0.0);
   r["step_kib"] = step_kib;
   r["bytes"] = uint64_t(steps) * step_kib * 1024;
   add_disk_counts(r, disk0, path);
