@@ -183,6 +183,22 @@ std::string recovered_message(const std::string& target, const OpenReport& r, bo
   return m;
 }
 
+// A replay the disk could not hold.  Its writes into the file are the
+// committed bytes again, so a replay run again with room finishes it; the
+// journal and data logs hold at most that many bytes.
+std::string no_space_advice(const std::string& target, const JournalOptions& opts) {
+  uint64_t records = 0;
+  struct stat st;
+  if (::stat(opts.journal_path.c_str(), &st) == 0) records += uint64_t(st.st_size);
+  if (auto logs = existing_data_logs(*opts.fs, opts.journal_path))
+    for (uint32_t log : *logs)
+      if (::stat(data_log_path_for(opts.journal_path, log).c_str(), &st) == 0) records += uint64_t(st.st_size);
+  return ". Nothing committed is lost: the journal and its data logs are kept, and a replay run again starts "
+         "over. It writes at most " + mib(records) + " (what they hold) into " + target +
+         ": free that much on its file system and run h5recover again, or recover a copy on another with "
+         "--output PATH";
+}
+
 Outcome replay(const std::string& file, const std::string& journal, JournalOptions opts, const RecoverOptions& o,
                bool log_form) {
   std::string target = file;
@@ -206,6 +222,7 @@ Outcome replay(const std::string& file, const std::string& journal, JournalOptio
     std::string m = r.status().message();
     if (m.find("Permission denied") != std::string::npos || m.find("Read-only file system") != std::string::npos)
       m += ": recovery writes the file in place; give write access, or recover a copy with --output";
+    if (r.status().code() == Code::kNoSpace) m += no_space_advice(target, opts);
     return fail(exit_status_for(r.status()), m);
   }
   Outcome out{kExitOk, "recovered", recovered_message(target, *r, log_form), report_of(*r)};
