@@ -18,9 +18,12 @@
 #                      job's usual 256 KiB threshold (every rank's data log
 #                      counts) a checkpoint came every few steps, so that a
 #                      run of 6 kills could catch none.
-# Kills alternate between raw=inplace and raw=log, and by pairs between
-# recovery by h5recover and by the job's own reopen under mpiexec
-# (parallel_timesteps reopen: rank 0 replays the journal at open).  Every failure names the
+# Kills alternate between raw=inplace and raw=log, and by pairs among three
+# recoveries: h5recover; the job's own reopen under mpiexec
+# (parallel_timesteps reopen: rank 0 replays the journal at open); and the
+# job run again with --resume, as a restarted job is, which recovers at its
+# open and writes the remaining steps: it must go on from the step
+# recovered and end equal to the last step.  Every failure names the
 # kill (seed, number, kind, moment, raw mode, steps) and keeps its crash state.
 set -uo pipefail
 program=$1 h5recover=$2 h5diff=$3 work=$4 ranks=$5
@@ -151,6 +154,23 @@ keep_crash_state() {
   cp "$file" "$file".jnl* "$file".steps "$file".log "$kept"/ 2>/dev/null
 }
 
+# The job run again with --resume after a crash ($lo: its last acknowledged
+# step, $hi: the one it was committing).
+check_resume() {
+  local out rc resumed
+  out=$(mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$raw" --resume 2>&1)
+  rc=$?
+  ((rc == 0)) || { echo "the resumed job exited $rc: $(tail -3 <<<"$out")"; return 1; }
+  resumed=$(sed -n 's/^resumed //p' "$file".steps | tail -1)
+  if [[ -z $resumed ]] || ((resumed < lo || resumed > hi)); then
+    echo "the resumed job went on from step ${resumed:-none}, not $lo$( ((hi > lo)) && echo " or $hi")"
+    return 1
+  fi
+  recovered_step=$resumed
+  [[ ! -e $file.jnl ]] || { echo "the resumed job's close left its journal"; return 1; }
+  is_step "$steps" || { echo "the resumed job's file is not step $steps"; return 1; }
+}
+
 # Recovers and checks one crash; prints why it failed, if it did.
 check_crash() {
   read_step_log
@@ -163,6 +183,10 @@ check_crash() {
   if ((acked >= 0 && acked < steps && (0$mode & 0222) != 0)); then
     echo "the job's file has mode $mode after step $acked: not write-protected"
     return 1
+  fi
+  if ((skip_recovery == 0 && acked >= 0)) && [[ $recovery == resume ]]; then
+    check_resume
+    return
   fi
   if ((skip_recovery == 0)); then
     local out rc
@@ -239,7 +263,7 @@ damaged=0 before_commit=0 finished=0 ahead=0
 for ((i = 0; i < total; ++i)); do
   raw=inplace recovery=h5recover
   ((i % 2)) && raw=log
-  (((i / 2) % 2)) && recovery=reopen
+  case $(((i / 2) % 3)) in 1) recovery=reopen ;; 2) recovery=resume ;; esac
   moment=$((((RANDOM << 15) | RANDOM) % (duration * 9 / 10)))
   if ((i < kills)); then victim=all; else victim=$(((i - kills) % ranks)); fi
   what="kill $i (seed $seed, ranks $ranks, victim $victim, raw=$raw, at $((moment / 1000)) ms, steps $steps, recovery by $recovery)"

@@ -7,6 +7,8 @@
 //       is up, so that a harness can kill it; rank 0 appends "start k" to
 //       FILE.steps (fsynced) before the commit of step k and "done k" after
 //       it returns, and "closed" after H5Fclose.
+//       With --resume it opens FILE instead (recovering it) and goes on
+//       from the step after its last_step, as a restarted job does.
 //   parallel_timesteps reopen FILE
 //       under mpiexec: the job's open of FILE for writing, every rank
 //       together through the driver, and its close: how a restarted job
@@ -244,20 +246,29 @@ hid_t job_fapl(const std::string& driver, const std::string& raw, unsigned long 
   return fapl;
 }
 
+std::optional<int> last_step(hid_t file);
+
 int run_job(const std::string& file, int steps, const std::string& driver, const std::string& raw,
-            unsigned long long checkpoint_bytes, int step_pause_ms) {
+            unsigned long long checkpoint_bytes, int step_pause_ms, bool resume) {
   int nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   write_pid_file(file);
   std::string log = file + ".steps";
   hid_t fapl = job_fapl(driver, raw, checkpoint_bytes);
-  Writer w{H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), nranks, {my_rank},
-           H5Pcreate(H5P_DATASET_XFER), H5Pcreate(H5P_DATASET_XFER)};
-  must(w.file >= 0, "H5Fcreate");
+  hid_t f = resume ? H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl) : H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, resume ? "H5Fopen" : "H5Fcreate");
+  Writer w{f, nranks, {my_rank}, H5Pcreate(H5P_DATASET_XFER), H5Pcreate(H5P_DATASET_XFER)};
   H5Pset_dxpl_mpio(w.independent, H5FD_MPIO_INDEPENDENT);
   H5Pset_dxpl_mpio(w.collective, H5FD_MPIO_COLLECTIVE);
-  for (int k = 0; k <= steps; ++k) {
+  int first = 0;
+  if (resume) {
+    auto done = last_step(w.file);
+    must(done.has_value(), "last_step of the file resumed");
+    first = *done + 1;
+    if (my_rank == 0) log_line(log, "resumed " + std::to_string(*done));
+  }
+  for (int k = first; k <= steps; ++k) {
     write_step(w, k);
     if (my_rank == 0) log_line(log, "start " + std::to_string(k));
     must(H5Fflush(w.file, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
@@ -401,6 +412,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string file, driver = "journal", raw = "inplace";
   int steps = 40, nranks = 2, step = 0, step_pause_ms = 0;
+  bool resume = false;
   unsigned long long checkpoint_bytes = 256 << 10;
   auto* job = app.add_subcommand("write", "write steps 0..N under mpiexec, committing each");
   job->add_option("file", file)->required();
@@ -418,11 +430,12 @@ int main(int argc, char** argv) {
   watcher->add_option("file", file)->required();
   watcher->add_option("--ranks", nranks, "ranks of the job")->required();
   job->add_option("--step-pause-ms", step_pause_ms, "a pause after each step's commit");
+  job->add_flag("--resume", resume, "open FILE, recovering it, and go on from the step after its last_step");
   CLI11_PARSE(app, argc, argv);
   if (ref->parsed()) return write_reference(file, nranks, step);
   if (watcher->parsed()) return watch(file, nranks);
   MPI_Init(&argc, &argv);
-  int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms);
+  int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms, resume);
   MPI_Finalize();
   return rc;
 }
