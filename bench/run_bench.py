@@ -52,6 +52,11 @@ DURABLE_DRIVERS = ["sec2-durable", "journal/uring", "journal/sync"]
 SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync", "journal/within", "sec2-close-durable"]
 # W4's step sizes whose durability lag under durable=100ms is measured.
 LAG_KIB = (64, 1024)
+# W4 over many intervals of durable=100ms (the sweep's samples take less
+# than one, so their close syncs the whole run): against plain sec2 and
+# the disk's own floor, sec2 with an fdatasync every 100 ms and a durable
+# close (sec2-interval-durable).
+LONG_DRIVERS = ["sec2", "sec2-interval-durable", "sec2-close-durable", "journal/nosync", "journal/within"]
 # Strided small elements: (layout, stride).
 STRIDED_SHAPES = ([("contiguous", s) for s in (2, 4, 16, 64)] + [("chunked", s) for s in (2, 4, 16, 64)] +
                   [("columns", 1)])
@@ -71,6 +76,7 @@ SIZES = {
     "w4_steps": (1000, 50),
     "w4_sweep_kib": ((8, 64, 256, 1024, 4096, 16384), (8, 1024)),
     "w4_sweep_mib": (64, 2),  # each sweep sample writes about this much, in 16 to 500 steps
+    "w4_long": (((8, 40000), (1024, 2048)), ((8, 500), (1024, 16))),  # (KiB a step, steps): 0.6 to 2 s
     "strided_elements": ((1 << 21, 1 << 23), (1 << 16, 1 << 17)),
     "parts_mib": ((256, 1024), (16, 32)),
     "particles": (1 << 18, 1 << 12),  # a timestep's particles, 32 bytes each; 8 timesteps a file
@@ -416,6 +422,8 @@ def main():
         steps = max(16, min(500, (b.size("w4_sweep_mib") << 10) // kib))
         sweep[kib] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], SWEEP_DRIVERS, tag=f"/{kib}KiB",
                                  bare_step=(kib, min(steps, 100)))
+    long_w4 = {(kib, steps): b.alternate("w4", ["--steps", steps, "--step-kib", kib], LONG_DRIVERS,
+                                        tag=f"/long/{kib}KiB") for kib, steps in b.size("w4_long")}
     lag = {kib: [b.run(b.sample_argv("w4", b.fresh("lag.h5"), "journal/within",
                                      ["--steps", 500, "--step-kib", kib, "--durability-lag"]), f"w4-lag/{kib}KiB")
                  for _ in range(b.size("reps"))] for kib in LAG_KIB}
@@ -454,6 +462,7 @@ def main():
     report_w4(rep, b.size("w4_steps"), w4, w4_sync_us)
     report_sweep(rep, sweep)
     report_lag(rep, lag, sweep, bare_write, bare_sync)
+    report_long_w4(rep, long_w4)
     report_strided(rep, strided)
     report_particles(rep, particles, b.size("particles"))
     report_parts(rep, parts, b.size("parts_pieces"))
@@ -507,6 +516,9 @@ def main():
         ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", throughput(res["journal/nosync"]),
                      throughput(res["sec2"]), 0.9)
         ratio_target(f"W4 {kib} KiB journal/within vs sec2", throughput(res["journal/within"]),
+                     throughput(res["sec2"]), 0.9)
+    for (kib, steps), res in long_w4.items():
+        ratio_target(f"W4 {kib} KiB, {steps} steps, journal/within vs sec2", throughput(res["journal/within"]),
                      throughput(res["sec2"]), 0.9)
     for kib, samples in lag.items():
         p99, allowed = median(samples, "durability_lag_p99_ms"), lag_bound_ms(kib, sweep, bare_write, bare_sync)
@@ -630,6 +642,26 @@ def report_sweep(rep, sweep):
     rep.table(["step"] + [f"{d}: flushes / bytes" for d in SWEEP_DRIVERS] +
               ["first commit's flushes, journal/uring / durable sec2", "nosync / sec2 MB/s", "within / sec2 MB/s",
                "within / sec2 with a durable close"], rows)
+
+
+def report_long_w4(rep, long_w4):
+    rep.add(f"### W4 over many intervals of durable={WITHIN_MS}ms", "",
+            "MB/s (median), and the ratios to plain sec2. sec2-interval-durable is sec2 with an fdatasync of the "
+            f"file every {WITHIN_MS} ms from a thread and a durable close: what the disk alone costs to make the "
+            "steps durable within the interval. Device flushes and bytes per byte of data are for the whole run.",
+            "")
+    rows = []
+    for (kib, steps), res in long_w4.items():
+        base = throughput(res["sec2"])
+        rows.append([f"{kib} KiB x {steps}"] +
+                    [f"{throughput(res[d]):.0f} ({throughput(res[d]) / base:.2f}x)" for d in LONG_DRIVERS] +
+                    [f"{throughput(res['journal/within']) / throughput(res['sec2-interval-durable']):.2f}x",
+                     f"{fmt(flushes(res['journal/within']), '{:.0f}')} / "
+                     f"{fmt(flushes(res['sec2-interval-durable']), '{:.0f}')}",
+                     f"{fmt(bytes_per_byte(res['journal/within']), '{:.2f}x')} / "
+                     f"{fmt(bytes_per_byte(res['sec2-interval-durable']), '{:.2f}x')}"])
+    rep.table(["steps"] + LONG_DRIVERS + ["within / interval-durable sec2", "flushes, within / interval-durable",
+                                          "device bytes / data, within / interval-durable"], rows)
 
 
 def report_strided(rep, strided):
