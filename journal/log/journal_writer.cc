@@ -9,9 +9,7 @@
 namespace h5j {
 
 namespace {
-// Zeros are written ahead of the records by as much as the journal holds
-// already, from kFirstPreallocStep up to kPreallocStep, in pieces of kZeros.
-constexpr uint64_t kFirstPreallocStep = uint64_t(64) << 10;
+// Zeros are written this far ahead of the records, in pieces of kZeros.
 constexpr uint64_t kPreallocStep = uint64_t(1) << 20;
 constexpr std::byte kZeros[256 << 10] = {};
 }  // namespace
@@ -210,16 +208,9 @@ Status JournalWriter::submit(Buffer& b) {
 // is overwritten it need not.  Measured on this project's ext4 machines,
 // fdatasync after a 4 KiB write: 176 us p50 appending, 78 us overwriting.
 // fallocate does not help: the first write into its unwritten extents is a
-// metadata change too.  So the journal is written with zeros ahead, and
-// the cost of growing is paid once per step, not per commit.  After a
-// checkpoint the next generation overwrites the same space.
-//
-// Why the step grows with the journal, from 64 KiB to 1 MiB: the first
-// commit syncs its zeros, and with 2 MiB of them a time series' first
-// commit took 2.3 to 3.0 ms; with 128 KiB, 1.0 to 1.2 ms (5 sessions each,
-// durable=true and durable=100ms alike).  A steady 64 KiB step instead made
-// durable=true pay a growing sync every 16 commits of 8 KiB steps: 500 of
-// them took 95 ms against 90.
+// metadata change too.  So the journal is written with zeros kPreallocStep
+// ahead, and the cost of growing is paid once per step, not per commit.
+// After a checkpoint the next generation overwrites the same space.
 //
 // The zeros are written synchronously, before the record write that needs
 // them is submitted; no write in flight reaches past allocated_end_, so none
@@ -236,8 +227,7 @@ Status JournalWriter::submit(Buffer& b) {
 Status JournalWriter::reserve(uint64_t end) {
   if (end <= allocated_end_ || !opts_.durable || !preallocate_) return Status::ok();
   const uint64_t start = allocated_end_;
-  const uint64_t step = std::clamp(allocated_end_, kFirstPreallocStep, kPreallocStep);
-  const uint64_t target = align_up(end, step) + step;
+  const uint64_t target = align_up(end, kPreallocStep) + kPreallocStep;
   for (uint64_t at = start; at < target;) {
     size_t n = size_t(std::min<uint64_t>(sizeof kZeros, target - at));
     Status s = file_.write_at(at, std::span(kZeros, n));

@@ -1,6 +1,5 @@
-// What a session's ends cost on the disk: the flushes and bytes of a job
-// that writes a file and closes it, committing once (commit.cc,
-// close_materialized), and the zeros a first commit syncs.
+// A close's cost on the disk: the flushes and bytes of a job that writes a
+// file and closes it, committing once (commit.cc, close_materialized).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -48,26 +47,4 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed: one co
   std::vector<char> got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   REQUIRE(got.size() == content.size());
   CHECK(std::memcmp(got.data(), content.data(), got.size()) == 0);
-}
-
-// The zeros a durable journal writes ahead of its records (journal_writer.cc,
-// reserve) start at 64 KiB and grow with the journal to 1 MiB: the first
-// commit syncs them, and a time series' first commit paid 1.3 ms for 2 MiB.
-TEST_CASE_FIXTURE(FileWithSyncsSeen, "the zeros ahead of a new journal start small and grow with it") {
-  opts.checkpoint_bytes = 64 << 20;
-  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-  REQUIRE(f);
-  const std::vector<std::byte> content = hdf5_like_file();
-  REQUIRE((*f)->write(0, content, 0));
-  REQUIRE((*f)->commit());
-  CHECK(test::file_size(path + ".jnl") <= (128u << 10) + content.size());
-  std::vector<std::byte> block(256 << 10, std::byte(7));
-  for (int i = 0; i < 16; ++i) {  // 4 MiB of journal: its zeros reach 1 MiB steps
-    REQUIRE((*f)->write(0, block, 0));
-    REQUIRE((*f)->commit());
-  }
-  const uint64_t journal = test::file_size(path + ".jnl");
-  CHECK(journal >= (4u << 20));
-  CHECK(journal <= (4u << 20) + (3u << 20));
-  REQUIRE((*f)->close());
 }
