@@ -187,12 +187,13 @@ std::string recovered_message(const std::string& target, const OpenReport& r, bo
 // committed bytes again, so a replay run again with room finishes it; the
 // journal and data logs hold at most that many bytes.
 std::string no_space_advice(const std::string& target, const JournalOptions& opts) {
-  uint64_t records = 0;
-  struct stat st;
-  if (::stat(opts.journal_path.c_str(), &st) == 0) records += uint64_t(st.st_size);
+  auto size_of = [](const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+  };
+  uint64_t records = size_of(opts.journal_path);
   if (auto logs = existing_data_logs(*opts.fs, opts.journal_path))
-    for (uint32_t log : *logs)
-      if (::stat(data_log_path_for(opts.journal_path, log).c_str(), &st) == 0) records += uint64_t(st.st_size);
+    for (uint32_t log : *logs) records += size_of(data_log_path_for(opts.journal_path, log));
   return ". Nothing committed is lost: the journal and its data logs are kept, and a replay run again starts "
          "over. It writes at most " + mib(records) + " (what they hold) into " + target +
          ": free that much on its file system and run h5recover again, or recover a copy on another with "

@@ -58,12 +58,14 @@ Status JournaledFile::write_refusal() const {
   return Status::ok();
 }
 
-Status JournaledFile::busy_error(std::optional<int> holder) const {
+std::string JournaledFile::held_for_writing(const std::string& path, const std::string& journal_path,
+                                            std::optional<int> holder) {
   std::string who = holder ? "process " + std::to_string(*holder) : "another handle or process";
-  return Status(Code::kBusy,
-                base_->path() + " is open for writing through h5journal by " + who + " (" + opts_.journal_path +
-                    " is locked)",
-                EWOULDBLOCK);
+  return path + " is open for writing through h5journal by " + who + " (" + journal_path + " is locked)";
+}
+
+Status JournaledFile::busy_error(std::optional<int> holder) const {
+  return Status(Code::kBusy, held_for_writing(base_->path(), opts_.journal_path, holder), EWOULDBLOCK);
 }
 
 // --- loading a journal, and generations -------------------------------------

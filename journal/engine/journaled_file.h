@@ -161,6 +161,12 @@ class JournaledFile : private RecoveredImage {
   Status write_refusal() const;
   // The error of a passive handle, or of an open refused for `holder`'s lock.
   Status busy_error(std::optional<int> holder = std::nullopt) const;
+  // "PATH is open for writing through h5journal by WHO (JOURNAL is locked)".
+  static std::string held_for_writing(const std::string& path, const std::string& journal_path,
+                                      std::optional<int> holder);
+  // An exclusive create refused with EEXIST, naming the writer that holds
+  // the file's journal lock, if one does (open.cc).
+  static Status name_the_writer(const std::string& path, const JournalOptions& opts, const Status& exists);
   Status refuse_if_bound_elsewhere();
 
   // --- opening and recovery (journaled_file.cc) ---

@@ -37,24 +37,22 @@ OpenMode open_mode(Access a) {
   return OpenMode::kReadOnly;
 }
 
+}  // namespace
+
 // h5py's mode "a" opens for writing and, on any error from a driver that
 // is not HDF5's own, creates with H5F_ACC_EXCL: a second copy of a job
 // heard only "File exists", where sec2's users hear of the first copy's
 // lock.  An exclusive create refused so names the writer that holds the
 // journal's lock, as the open for writing did.
-Status name_the_writer(const std::string& path, const JournalOptions& opts, const Status& exists) {
+Status JournaledFile::name_the_writer(const std::string& path, const JournalOptions& opts, const Status& exists) {
   if (exists.sys_errno() != EEXIST) return exists;
   auto journal = opts.fs->open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!journal) return exists;
   std::optional<int> holder = (*journal)->lock_holder();
   if (!holder || *holder == getpid()) return exists;
-  return Status(exists.code(),
-                exists.message() + ": " + path + " is open for writing through h5journal by process " +
-                    std::to_string(*holder) + " (" + opts.journal_path + " is locked)",
+  return Status(exists.code(), exists.message() + ": " + held_for_writing(path, opts.journal_path, holder),
                 EEXIST);
 }
-
-}  // namespace
 
 Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
                                                            const JournalOptions& opts) {

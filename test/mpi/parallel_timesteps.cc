@@ -246,7 +246,14 @@ hid_t job_fapl(const std::string& driver, const std::string& raw, unsigned long 
   return fapl;
 }
 
-std::optional<int> last_step(hid_t file);
+// The step a file's root attribute last_step names.
+std::optional<int> last_step(hid_t file) {
+  int k = -1;
+  hid_t a = H5Aopen(file, "last_step", H5P_DEFAULT);
+  bool ok = a >= 0 && H5Aread(a, H5T_NATIVE_INT, &k) >= 0;
+  if (a >= 0) H5Aclose(a);
+  return ok ? std::optional<int>(k) : std::nullopt;
+}
 
 int run_job(const std::string& file, int steps, const std::string& driver, const std::string& raw,
             unsigned long long checkpoint_bytes, int step_pause_ms, bool resume) {
@@ -326,14 +333,6 @@ void count_failure(Tally& t, const std::string& file) {
   for (size_t at; (at = why.find(file)) != std::string::npos;) why.replace(at, file.size(), "F");
   ++t.failed;
   ++t.why_failed[why.substr(0, why.find_first_of("0123456789'\""))];
-}
-
-std::optional<int> last_step(hid_t file) {
-  int k = -1;
-  hid_t a = H5Aopen(file, "last_step", H5P_DEFAULT);
-  bool ok = a >= 0 && H5Aread(a, H5T_NATIVE_INT, &k) >= 0;
-  if (a >= 0) H5Aclose(a);
-  return ok ? std::optional<int>(k) : std::nullopt;
 }
 
 // The contents after step k's commit, from a reference written for it.
