@@ -128,17 +128,9 @@ namespace {
 
 // Flips a byte in the payload of the journal's DATA record of `txn`.
 void damage_data_record(const std::string& jpath, uint64_t txn) {
-  auto journal = posix_filesystem().open(jpath, OpenMode::kReadOnly, IoEngine::kSync);
-  REQUIRE(journal);
-  auto reader = JournalReader::open(**journal);
-  REQUIRE(reader);
   uint64_t lsn = 0;
-  for (;;) {
-    auto rec = (*reader)->next();
-    REQUIRE(rec);
-    if (!rec->has_value()) break;
-    if ((**rec).header.type == RecordType::kData && (**rec).header.txn == txn) lsn = (**rec).header.lsn;
-  }
+  for (const Record& r : journal_records(jpath))
+    if (r.header.type == RecordType::kData && r.header.txn == txn) lsn = r.header.lsn;
   REQUIRE(lsn != 0);
   auto bytes = test::read_file(jpath);
   bytes[lsn + kRecordHeaderSize + 3] ^= std::byte(0x40);

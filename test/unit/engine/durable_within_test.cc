@@ -51,17 +51,10 @@ struct Series : FileWithSyncsSeen {
   }
   // The journal's COMMITs: (transaction, durable transaction).
   std::vector<std::pair<uint64_t, uint64_t>> commits() {
-    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-    REQUIRE(journal);
-    auto reader = JournalReader::open(**journal);
-    REQUIRE(reader);
     std::vector<std::pair<uint64_t, uint64_t>> out;
-    for (;;) {
-      auto r = (*reader)->next();
-      REQUIRE(r);
-      if (!r->has_value()) return out;
-      if ((*r)->header.type == RecordType::kCommit) out.emplace_back((*r)->header.txn, (*r)->commit.durable_txn);
-    }
+    for (const Record& r : journal_records(opts.journal_path))
+      if (r.header.type == RecordType::kCommit) out.emplace_back(r.header.txn, r.commit.durable_txn);
+    return out;
   }
   // The recovered file and its last transaction, from an open with `access`.
   std::pair<std::vector<std::byte>, uint64_t> recovered(Access access) {
@@ -218,22 +211,6 @@ TEST_CASE("durable_within: a close in log form, with nothing new to commit, make
   CHECK(std::vector<std::string>(s.syncs.calls.begin(), s.syncs.calls.begin() + 2) ==
         std::vector<std::string>{"fdatasync file", "fdatasync journal"});
 }
-
-namespace {
-
-// Fails the file's fdatasync from the n-th on, with EIO.
-struct FailingFileSync : SyncsSeen {
-  int file_syncs = 0, fail_from = 0;
-  int fdatasync(int fd) override {
-    if (name_of(fd) == "file" && ++file_syncs >= fail_from) {
-      errno = EIO;
-      return -1;
-    }
-    return SyncsSeen::fdatasync(fd);
-  }
-};
-
-}  // namespace
 
 TEST_CASE("durable_within: a background sync that fails stops the writer at its next commit, with the errno") {
   FileInDir where;

@@ -1,5 +1,5 @@
 // What the engine's unit tests share: the options they open with, a file in
-// a fresh directory, a crash after two commits, and the MPI commit protocol
+// a fresh directory, a journal's records, a crash after two commits, and the MPI commit protocol
 // run by two handles in one process.
 #pragma once
 
@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "journal_reader.h"
 #include "journaled_file.h"
+#include "posix_file.h"
 #include "ranks_in_one_process.h"
 #include "test_util.h"
 
@@ -34,6 +36,21 @@ struct FileInDir {
   std::string path = dir.path("t.h5");
   JournalOptions opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
 };
+
+// Every record of the journal at `path`, in order.
+inline std::vector<Record> journal_records(const std::string& path) {
+  auto journal = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(journal);
+  auto reader = JournalReader::open(**journal);
+  REQUIRE(reader);
+  std::vector<Record> out;
+  for (;;) {
+    auto r = (*reader)->next();
+    REQUIRE(r);
+    if (!r->has_value()) return out;
+    out.push_back(std::move(**r));
+  }
+}
 
 inline std::vector<std::byte> read_all(JournaledFile& f) {
   std::vector<std::byte> out(f.size());

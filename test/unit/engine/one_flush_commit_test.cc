@@ -33,17 +33,10 @@ struct Writer : FileWithSyncsSeen {
     return syncs.calls;  // the handle is dropped unclosed: a crash
   }
   std::vector<Record> in_place_records() {
-    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-    REQUIRE(journal);
-    auto reader = JournalReader::open(**journal);
-    REQUIRE(reader);
     std::vector<Record> out;
-    for (;;) {
-      auto r = (*reader)->next();
-      REQUIRE(r);
-      if (!r->has_value()) return out;
-      if ((*r)->header.type == RecordType::kInPlace) out.push_back(**r);
-    }
+    for (const Record& r : journal_records(opts.journal_path))
+      if (r.header.type == RecordType::kInPlace) out.push_back(r);
+    return out;
   }
 };
 

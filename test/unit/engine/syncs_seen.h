@@ -56,6 +56,18 @@ struct SyncsSeen : Syscalls {
   }
 };
 
+// Fails the file's fdatasync from the n-th on, with EIO.
+struct FailingFileSync : SyncsSeen {
+  int file_syncs = 0, fail_from = 0;
+  int fdatasync(int fd) override {
+    if (name_of(fd) == "file" && ++file_syncs >= fail_from) {
+      errno = EIO;
+      return -1;
+    }
+    return SyncsSeen::fdatasync(fd);
+  }
+};
+
 // The real file system, told whether one cache flush covers both files
 // (the answer statfs would give on ext4, or on tmpfs).
 struct OneDevice : PosixFileSystem {

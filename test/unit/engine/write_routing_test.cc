@@ -86,14 +86,9 @@ TEST_CASE_FIXTURE(FileInDir, "each COMMIT records the file's size as the writes 
   auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
   REQUIRE(f);
   auto last_recorded = [&] {
-    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-    REQUIRE(journal);
-    auto reader = JournalReader::open(**journal);
-    REQUIRE(reader);
     uint64_t recorded = UINT64_MAX;
-    REQUIRE(for_each_record(**reader, [&](const Record& r) {
+    for (const Record& r : journal_records(opts.journal_path))
       if (r.header.type == RecordType::kCommit) recorded = r.commit.file_size;
-    }));
     return recorded;
   };
   REQUIRE((*f)->write(0, std::vector<std::byte>(10000, std::byte(1)), 0));
