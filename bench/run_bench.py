@@ -890,7 +890,9 @@ def protocol_model(ranks, records, rank0_bytes):
     """One commit of the MPI protocol (no checkpoint), counted from
     vfd/mpi/mpi_session.cc: three agreements (MPI_Allgather of two 4-byte ints,
     a status and rank 0's decision), the record lengths and data log sizes
-    (MPI_Gather, 16 bytes a rank), and each follower's `records` DATA records
+    (MPI_Gather, 48 bytes a rank: its record counts, its data log's size,
+    how far its syncs came, whether it could list its in-place bytes), and
+    each follower's `records` DATA records
     (MPI_Gatherv, 56 bytes each).  Messages into rank 0 follow MPICH's
     algorithms for short messages: log2(p) steps for Allgather (recursive
     doubling or Bruck) and for Gather (binomial tree); Gatherv is linear,
@@ -900,7 +902,7 @@ def protocol_model(ranks, records, rank0_bytes):
     (messages, bytes into rank 0, journal record bytes, journal space)."""
     followers = ranks - 1
     messages = 4 * math.ceil(math.log2(ranks)) + (followers if records else 0) if ranks > 1 else 0
-    to_rank0 = (3 * 8 + 16 + 56 * records) * followers
+    to_rank0 = (3 * 8 + 48 + 56 * records) * followers
     journal = 40 + 64 + rank0_bytes + 88 * records * followers
     return messages, to_rank0, journal, -(-journal // 4096) * 4096
 

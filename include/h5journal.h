@@ -111,7 +111,8 @@ typedef struct H5FD_journal_stats_t {
     uint64_t raw_index_bytes;      /* memory of the data log's index, now */
     uint64_t raw_index_peak_bytes; /* and at its largest */
     uint64_t durable_commits;      /* of commits, those durable (all of them with durable=true;
-                                      with durable_within_ms, those the background syncs covered) */
+                                      with durable_within_ms, those the background syncs covered;
+                                      under MPI, rank 0's count is the job's) */
 } H5FD_journal_stats_t;
 
 /* Fills *stats for file_id, a file open through the journal driver. */
@@ -120,7 +121,9 @@ H5JOURNAL_API herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t *s
 /* Waits until every commit of file_id so far is durable: the file and its
  * journal synced, in that order.  With durable_within_ms, before telling
  * anyone a checkpoint is safe; with durable=false, it makes the commits so
- * far survive a power loss.  Returns the sync's error if one failed. */
+ * far survive a power loss.  Returns the sync's error if one failed.
+ * Under MPI it is collective, as H5Fflush is: every rank's writes are made
+ * durable, then rank 0's journal. */
 H5JOURNAL_API herr_t H5Fwait_journal_durable(hid_t file_id);
 
 #ifdef __cplusplus

@@ -62,6 +62,10 @@ inline Status refuse_if_forked(const JournalDriverFile& f) {
 
 // A commit: the file's own, or the ranks' collective one.
 inline Status commit(JournalDriverFile& f) { return f.ranks ? f.ranks->commit(*f.file, false) : f.file->commit(); }
+// H5Fwait_journal_durable: the file's own wait, or the ranks' collective one.
+inline Status wait_durable(JournalDriverFile& f) {
+  return f.ranks ? f.ranks->wait_durable(*f.file) : f.file->wait_durable();
+}
 
 inline JournalDriverFile* self(H5FD_t* f) { return reinterpret_cast<JournalDriverFile*>(f); }
 inline const JournalDriverFile* self(const H5FD_t* f) { return reinterpret_cast<const JournalDriverFile*>(f); }

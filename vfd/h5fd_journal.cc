@@ -74,7 +74,7 @@ herr_t journal_get_handle(H5FD_t* file, hid_t fapl, void** handle) {
     if (H5Pget(fapl, kDriverRequest, &request) < 0 || request == nullptr) return -1;
     if (request->ask == DriverRequest::Ask::kWaitDurable) {
       request->waited = refuse_if_forked(*self(file));
-      if (request->waited) request->waited = self(file)->file->wait_durable();
+      if (request->waited) request->waited = wait_durable(*self(file));
     } else {
       JournaledFile::Stats s = self(file)->file->stats();
       request->stats = {s.commits,         s.checkpoints,          s.raw_bytes_logged,

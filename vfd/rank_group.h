@@ -39,6 +39,8 @@ class RankGroup {
   virtual Status agree(const Status& local) = 0;
   // The collective commit; with `closing`, the collective close.
   virtual Status commit(JournaledFile& file, bool closing) = 0;
+  // H5Fwait_journal_durable, on every rank (collective_wait_durable).
+  virtual Status wait_durable(JournaledFile& file) = 0;
   // The pieces of the current raw transfer under HDF5's collective layout
   // (its API context), or none when the transfer is plain bytes.
   virtual Result<std::vector<CollectivePiece>> transfer_pieces(uint64_t addr, size_t size) = 0;

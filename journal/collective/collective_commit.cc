@@ -14,34 +14,47 @@ Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing)
   PreparedIndex mine, all;
   Status local;
   if (!owner) {
-    auto prepared = file.step1_follower_prepare();
+    auto prepared = file.step1_follower_prepare(closing);
     if (prepared) mine = std::move(*prepared);
     else local = prepared.status();
   }
-  Status prepared = ranks.agree(local, nullptr);
-  if (prepared) (void)ranks.gather_index(mine, all);
+  (void)ranks.gather_index(mine, all);
   if (ranks.broken()) return give_up();
+  int heard = 0;
+  if (owner) {
+    auto said = file.step1_owner_hear(all, closing);
+    if (said) heard = said->encode();
+    else local = said.status();
+  }
+  Status prepared = ranks.agree(local, &heard);
+  if (ranks.broken()) return give_up();
+  if (prepared && OwnerWord::decode(heard).sync_now) {
+    prepared = ranks.agree(owner ? Status::ok() : file.step1_follower_sync(), nullptr);
+    if (ranks.broken()) return give_up();
+  }
 
   // 2.
   Status committed;
-  int materialize = 0;
+  int word = 0;
   if (owner && !prepared) {
     (void)file.fail_stop(prepared);
     committed = closing ? file.close() : prepared;
   } else if (owner) {
-    auto due = file.step2_owner_commit(all, closing);
-    if (due) materialize = *due;
-    else committed = due.status();
+    auto said = file.step2_owner_commit(all, closing);
+    if (said) word = said->encode();
+    else committed = said.status();
   }
-  Status outcome = ranks.agree(committed, &materialize);
+  Status outcome = ranks.agree(committed, &word);
   if (ranks.broken()) return give_up();
   if (!outcome) {
     if (closing && !owner) (void)file.close();
     return outcome;
   }
+  const OwnerWord said = OwnerWord::decode(word);
+  if (!owner) file.step2_follower_hear(said);
 
   // 3. and 4.
-  if (materialize) {
+  if (said.rewrite) {
     Status shared = owner ? Status::ok() : file.step3_follower_follow();
     if (shared) shared = file.step4_write_raw_share();
     shared = ranks.agree(shared, nullptr);
@@ -53,11 +66,22 @@ Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing)
   }
 
   // 5.
-  Status ended = ranks.agree(owner ? file.step5_owner_materialize(bool(materialize), closing) : Status::ok(), nullptr);
+  Status ended = ranks.agree(owner ? file.step5_owner_materialize(said.rewrite, closing) : Status::ok(), nullptr);
   if (ranks.broken()) return give_up();
   if (!ended) return file.fail_stop(ended);
   Status last = ranks.agree(owner ? Status::ok() : closing ? file.close() : file.step3_follower_follow(), nullptr);
   return ranks.broken() ? give_up() : last;
+}
+
+Status collective_wait_durable(JournaledFile& file, RankExchange& ranks) {
+  const bool owner = ranks.rank() == 0;
+  // Every follower's writes durable, then rank 0's file and journal: its
+  // sync then makes durable every commit so far, on every rank.
+  Status synced = ranks.agree(owner ? Status::ok() : file.wait_durable(), nullptr);
+  if (ranks.broken()) return file.fail_stop(ranks.fault());
+  if (!synced) return synced;
+  Status waited = ranks.agree(owner ? file.wait_durable_after_followers() : Status::ok(), nullptr);
+  return ranks.broken() ? file.fail_stop(ranks.fault()) : waited;
 }
 
 }  // namespace h5j

@@ -10,10 +10,15 @@
 //
 //  1. Followers place their staged bytes, make their in-place writes and
 //     data logs durable, and send rank 0 the DATA records that index their
-//     logs (and their logs' sizes).
+//     logs (and their logs' sizes).  Under durable_within a follower may
+//     instead name its in-place bytes in INPLACE records, left to its own
+//     background sync, and says how far that sync has come.  Rank 0 then
+//     says whether every rank must sync its writes now after all
+//     (OwnerWord::sync_now), and if so they do.
 //  2. Rank 0 journals those records with its own transaction and commits.
-//     It says whether the image goes into the file now: a checkpoint is due,
-//     or a close of a file that has a journal.
+//     Its word (OwnerWord) says whether the image goes into the file now (a
+//     checkpoint is due, or a close of a file that has a journal), and
+//     whether the next commit must be durable on every rank.
 //  3. Followers follow the journal to the commit.  Without step 4 this is
 //     the end.
 //  4. Every rank writes its share of the raw layer's buckets into the file
@@ -41,5 +46,9 @@ class JournaledFile;
 // The collective commit of `file` on this rank; with `closing`, the
 // collective close.
 Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing);
+
+// H5Fwait_journal_durable under MPI: every commit so far durable on every
+// rank (design.md §9a).  Collective, as a commit is.
+Status collective_wait_durable(JournaledFile& file, RankExchange& ranks);
 
 }  // namespace h5j

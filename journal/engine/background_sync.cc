@@ -99,7 +99,7 @@ Status BackgroundSync::sync_through(Durable upto) {
     if (upto.txn <= durable_.txn) return Status::ok();
     generation = generation_;
   }
-  H5J_RETURN_IF_ERROR(sync_in_commit_order(*file_, *journal_));
+  H5J_RETURN_IF_ERROR(journal_ ? sync_in_commit_order(*file_, *journal_) : file_->sync_data());
   std::lock_guard lock(mu_);
   if (generation == generation_ && upto.txn > durable_.txn) durable_ = upto;
   return Status::ok();

@@ -21,6 +21,11 @@
 // are missing.  Had the thread published 5, a later COMMIT naming it would
 // make recovery trust 5's missing bytes.
 //
+// Under MPI each rank has one: a follower's syncs its own writes to the
+// file and nothing else (no journal: rank 0 writes it), and rank 0 names a
+// transaction durable only once every follower's has covered it too
+// (followers_durable.h).
+//
 // WHO OWNS WHAT.  The thread syncs through File handles of its own, opened
 // on the same paths: a sync through any descriptor of a file covers every
 // write to it.  It touches nothing else of the writer's.  The writer hands
@@ -52,7 +57,9 @@ class BackgroundSync {
     uint64_t commits = 0;  // the session's commits up to it
   };
 
-  // `threaded` false: no thread, syncs inline (above).
+  // `threaded` false: no thread, syncs inline (above).  Without `journal`
+  // (an MPI follower's), it syncs the file alone; its "transactions" are
+  // then the collective commits.
   BackgroundSync(std::unique_ptr<File> file, std::unique_ptr<File> journal, std::chrono::milliseconds interval,
                  bool threaded);
   // Stops the thread, without a last sync: a close commits durably itself.

@@ -63,7 +63,7 @@ Status JournaledFile::commit_point() {
 // generation holds twice checkpoint_bytes.
 bool JournaledFile::checkpoint_waits_for_sync() {
   if (!background_) return false;
-  const uint64_t durable = background_->durable().txn, last = txn_->records().last_committed_txn();
+  const uint64_t durable = background_durable().txn, last = txn_->records().last_committed_txn();
   if (durable >= last) return false;  // nothing left to sync
   if (durable >= checkpoint_sync_txn_ && checkpoint_sync_rounds_ < kCheckpointSyncRounds) {
     checkpoint_sync_txn_ = last;
@@ -183,6 +183,10 @@ Status JournaledFile::commit_transaction() {
   // The file's bytes start on their way to the disk while the journal's
   // are written back: the one flush then waits for less.
   else if (one_flush_) base_->start_writeback(0, 0);
+  if (!followers_synced_) {  // MPI: the COMMIT names their bytes too, and leaves them to the background
+    if (!*in_place) in_place->emplace();
+    (*in_place)->insert((*in_place)->end(), followers_in_place_.begin(), followers_in_place_.end());
+  }
   H5J_RETURN_IF_ERROR(commit_declaring(unwritten, *in_place ? &**in_place : nullptr));
   base_->forget_in_place();
   first_commit_done_ = true;
@@ -215,7 +219,7 @@ Status JournaledFile::commit_declaring(const std::vector<UnwrittenSpace::Range>&
   bool in_background = in_place && background_;
   if (!in_place) durable_txn_ = txn;  // make_writes_durable ran
   if (in_background) {
-    durable_txn_ = std::max(durable_txn_, background_->durable().txn);
+    durable_txn_ = std::max(durable_txn_, background_durable().txn);
     *file_size = size_vouched_for(*file_size, *in_place);
   }
   using Sync = JournalWriter::CommitSync;
@@ -331,7 +335,7 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
 Status JournaledFile::make_commits_durable() {
   if (background_) {
     H5J_RETURN_IF_ERROR(background_->sync_now());
-    BackgroundSync::Durable d = background_->durable();
+    BackgroundSync::Durable d = background_durable();
     durable_txn_ = std::max(durable_txn_, d.txn);
     durable_commits_ = std::max(durable_commits_, d.commits);
     return Status::ok();
@@ -353,7 +357,7 @@ Status JournaledFile::wait_durable() {
 JournaledFile::Stats JournaledFile::stats() const {
   Stats s = stats_;
   s.raw_index_bytes = image_.raw.memory_bytes();
-  s.durable_commits = background_ ? std::max(durable_commits_, background_->durable().commits) : durable_commits_;
+  s.durable_commits = background_ ? std::max(durable_commits_, background_durable().commits) : durable_commits_;
   return s;
 }
 

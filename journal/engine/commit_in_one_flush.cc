@@ -92,7 +92,7 @@ Result<std::optional<std::vector<InPlacePayload>>> JournaledFile::in_place_recor
   // The journal's own sync is a commit's one flush when nothing went in
   // place; a close commits durably whatever the setting.
   if (one_flush_ && !pending_.has_in_place()) return None();
-  if (background_ && closed_) return None();
+  if (background_ && (closed_ || durable_now_)) return None();
   std::vector<InPlacePayload> out;
   auto from_file = [this](uint64_t offset, std::span<std::byte> bytes) -> Result<bool> {
     auto got = base_->read_at(offset, bytes);

@@ -52,10 +52,6 @@ class FileSharing {
   // records (transaction.h); other ranks' in-place bytes are theirs to sync
   // before rank 0's COMMIT, and no record of rank 0's could name them.
   bool commits_in_one_flush() const { return !shared_; }
-  // Commits made durable in the background (background_sync.h) name their
-  // in-place bytes as a commit of one flush does; under MPI every commit
-  // is durable when it returns, since no thread orders the ranks' syncs.
-  bool syncs_in_background() const { return !shared_; }
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).
   bool publishes_records() const { return shared_; }

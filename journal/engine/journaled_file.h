@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "background_sync.h"
+#include "followers_durable.h"
 #include "binding.h"
 #include "data_logs.h"
 #include "live_readers.h"
@@ -99,9 +100,11 @@ class JournaledFile : private RecoveredImage {
   Status protect_from_writers();
 
   // --- an MPI rank's part (rank_steps.cc; the steps: collective_commit.h) ---
-  Result<PreparedIndex> step1_follower_prepare();
-  // True if the image must now go into the file (steps 4 and 5).
-  Result<bool> step2_owner_commit(const PreparedIndex& followers, bool closing);
+  Result<PreparedIndex> step1_follower_prepare(bool closing);
+  Result<OwnerWord> step1_owner_hear(const PreparedIndex& followers, bool closing);
+  Status step1_follower_sync();
+  Result<OwnerWord> step2_owner_commit(const PreparedIndex& followers, bool closing);
+  void step2_follower_hear(OwnerWord said) { sync_next_commit_ = said.next_durable; }
   Status step3_follower_follow();
   // Buckets are split by the data logs that touch them, which every rank
   // knows alike once it has followed the journal to the commit: those of
@@ -138,7 +141,11 @@ class JournaledFile : private RecoveredImage {
   };
   Stats stats() const;
   // Waits until every commit so far is durable (H5Fwait_journal_durable).
+  // Under MPI every rank calls it (collective_wait_durable): a follower's
+  // makes its own writes durable; then rank 0's, after the followers', its
+  // file and journal.
   Status wait_durable();
+  Status wait_durable_after_followers();
   // The HDF5 file, its superblock guarded on disk while this writer works
   // (superblock_guard.h); reads through it see HDF5's bytes, and every write
   // into it is checked against the write-ahead rule (write_ahead_file.h).
@@ -261,8 +268,23 @@ class JournaledFile : private RecoveredImage {
   Status commit_point();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
-  // durable_within: the thread that makes commits durable (open.cc).
-  Status start_background_sync();
+  // durable_within: the thread that makes commits durable (open.cc); a
+  // follower's syncs the file alone, without `journal`.
+  Status start_background_sync(bool journal);
+  // What the background made durable, no further than every MPI follower's
+  // syncs (followers_durable.h).
+  BackgroundSync::Durable background_durable() const { return followers_durable_.cap(background_->durable()); }
+  // A follower's step 1 under durable_within: its in-place bytes named in
+  // `mine.in_place` and left to its thread, or durable now.
+  Status hand_over_writes(PreparedIndex& mine);
+  // Its in-place bytes and data log durable, for this commit.
+  Status sync_own_writes();
+  // Rank 0's step 2: the commit, with the followers' records; its word.
+  Status commit_with_followers(const PreparedIndex& followers);
+  Result<OwnerWord> owner_word(bool closing);
+  // Whether INPLACE records can vouch for every rank's in-place bytes in
+  // this commit (OwnerWord::sync_now).
+  bool ranks_may_vouch(const PreparedIndex& followers) const;
   // Every commit so far durable: the file, the data log and the journal
   // synced in that order (H5Fwait_journal_durable, and before a rewrite).
   Status make_commits_durable();
@@ -379,6 +401,17 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<JournalFollower> follower_;  // a follower's view of rank 0's journal
   uint64_t followers_log_bytes_ = 0;           // rank 0: the followers' data logs, as of the last commit
   PeerLogs peers_;
+  // durable_within: the collective commits so far; whether this one is
+  // durable on every rank (rank 0's word, OwnerWord::next_durable, or a
+  // close), and the next; rank 0's followers' durability and INPLACE
+  // records for this commit.
+  uint64_t commit_seq_ = 0;
+  bool durable_now_ = false;
+  bool sync_next_commit_ = true;  // the first commit binds the file
+  FollowersDurable followers_durable_;
+  std::vector<InPlacePayload> followers_in_place_;
+  bool followers_synced_ = true;
+  bool left_to_background_ = false;  // a follower's writes of this commit, named in `in_place`
 
   // durable_within: makes commits durable in the background.  Last: its
   // thread stops before anything it syncs goes.

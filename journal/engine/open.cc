@@ -291,8 +291,7 @@ Status JournaledFile::start_writing() {
   // commit of one flush (commit_in_one_flush.cc).
   one_flush_ = commits_wait_for_disk() && sharing_.commits_in_one_flush() &&
                opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
-  if (opts_.ring.durable && opts_.durable_within.count() > 0 && sharing_.syncs_in_background())
-    H5J_RETURN_IF_ERROR(start_background_sync());
+  if (opts_.ring.durable && opts_.durable_within.count() > 0) H5J_RETURN_IF_ERROR(start_background_sync(true));
   if (one_flush_ || background_) base_->track_in_place();
   // A journal that was found is bound now (its name durable, above); a new
   // journal is bound at its first commit, once its name is durable.
@@ -302,12 +301,16 @@ Status JournaledFile::start_writing() {
 // The thread's own handles on the file and the journal: it syncs through
 // them while the writer writes through its own (background_sync.h).  In a
 // recording or a fault sweep it runs no thread (FileSystem::deterministic).
-Status JournaledFile::start_background_sync() {
+Status JournaledFile::start_background_sync(bool journal) {
   auto file = opts_.fs->open(base_->path(), OpenMode::kReadOnly, IoEngine::kSync);
   if (!file) return file.status();
-  auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
-  if (!journal) return journal.status();
-  background_ = std::make_unique<BackgroundSync>(std::move(*file), std::move(*journal), opts_.durable_within,
+  std::unique_ptr<File> journal_handle;
+  if (journal) {
+    auto opened = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
+    if (!opened) return opened.status();
+    journal_handle = std::move(*opened);
+  }
+  background_ = std::make_unique<BackgroundSync>(std::move(*file), std::move(journal_handle), opts_.durable_within,
                                                  !opts_.fs->deterministic());
   return Status::ok();
 }

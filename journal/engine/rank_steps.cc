@@ -2,6 +2,8 @@
 // follows rank 0's journal, how every rank sees the others' data logs, and
 // each rank's work in the steps of the collective commit
 // (collective_commit.h, which runs them).
+#include <algorithm>
+
 #include "journaled_file.h"
 
 namespace h5j {
@@ -14,7 +16,13 @@ Status JournaledFile::open_as_follower() {
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
-  return follow_generation();
+  H5J_RETURN_IF_ERROR(follow_generation());
+  // durable_within: this rank's own writes synced by a thread of its own
+  // (followers_durable.h).
+  if (!opts_.ring.durable || opts_.durable_within.count() == 0) return Status::ok();
+  H5J_RETURN_IF_ERROR(start_background_sync(false));
+  base_->track_in_place();
+  return Status::ok();
 }
 
 Status JournaledFile::follow_generation() {
@@ -48,39 +56,159 @@ Status JournaledFile::place_staged() {
 
 // --- the steps of the collective commit --------------------------------------
 
-Result<PreparedIndex> JournaledFile::step1_follower_prepare() {
+Result<PreparedIndex> JournaledFile::step1_follower_prepare(bool closing) {
   return guarded([&]() -> Result<PreparedIndex> {
-    H5J_RETURN_IF_ERROR(make_writes_durable(false));
+    ++commit_seq_;
+    durable_now_ = closing || sync_next_commit_;
+    PreparedIndex mine;
+    H5J_RETURN_IF_ERROR(hand_over_writes(mine));
     // A rank of a job that opened the file read-only takes part too, with
     // nothing to hand over.
-    if (!follower_) return PreparedIndex{{}, 0};
-    return follower_->prepare(data_logs_.generation_bytes());
+    if (!follower_) return mine;
+    PreparedIndex records = follower_->prepare(data_logs_.generation_bytes());
+    mine.records = std::move(records.records);
+    mine.log_bytes = records.log_bytes;
+    return mine;
   });
 }
 
-Result<bool> JournaledFile::step2_owner_commit(const PreparedIndex& followers, bool closing) {
-  return guarded([&]() -> Result<bool> {
-    if (!followers.records.empty() && txn_) {
-      H5J_RETURN_IF_ERROR(txn_->begin());
-      for (const DataPayload& d : followers.records) {
-        H5J_RETURN_IF_ERROR(txn_->records().append_data(d));
-        image_.logged(d.pattern, d.log, d.log_offset);
-      }
-      txn_->changed();
-    }
-    followers_log_bytes_ = followers.log_bytes;
-    H5J_RETURN_IF_ERROR(commit_transaction());
-    peers_.clear();  // the followers' extents are in the raw layer now
-    // Every rank writes its share of a rewrite (step 4): it begins here.
-    bool rewrite = closing && txn_ && opts_.materialize_at_close && first_commit_done_;
-    if (!closing && checkpoint_due()) {
-      auto deferred = defer_checkpoint();
-      if (!deferred) return deferred.status();
-      rewrite = !*deferred;
-    }
-    if (rewrite) H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/closing));
-    return rewrite;
+// Under durable_within a follower's in-place bytes need no sync before rank
+// 0's COMMIT when INPLACE records name them (with the conditions of
+// in_place_records); its thread syncs them within the interval.  Its data
+// log, and any commit rank 0 wants durable everywhere, it syncs now; rank
+// 0 still learns where its bytes are, to check that no other rank's
+// INPLACE records name them (ranks_may_vouch).
+Status JournaledFile::hand_over_writes(PreparedIndex& mine) {
+  left_to_background_ = false;
+  if (!background_) return make_writes_durable(false);
+  H5J_RETURN_IF_ERROR(background_->failure());  // a sync of its own that failed stops the job here
+  H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
+  auto in_place = in_place_records({});
+  if (!in_place) return in_place.status();
+  first_commit_done_ = true;  // the job's first commit is durable on every rank (sync_next_commit_)
+  if (*in_place) {
+    mine.in_place = std::move(**in_place);
+    left_to_background_ = true;
+    base_->forget_in_place();
+    pending_.committed_unsynced();
+    background_->written(commit_seq_, commit_seq_);
+    mine.durable_through = background_->durable().txn;
+    return Status::ok();
+  }
+  const InPlaceWrites& writes = base_->in_place();
+  mine.in_place_unknown = writes.too_many();
+  for (const InPlaceWrites::Extent& e : writes.extents()) mine.in_place_synced.push_back({e.addr, e.len, 0});
+  mine.durable_through = commit_seq_;
+  return sync_own_writes();
+}
+
+Status JournaledFile::sync_own_writes() {
+  H5J_RETURN_IF_ERROR(make_writes_durable(false));
+  base_->forget_in_place();
+  background_->made_durable({commit_seq_, commit_seq_});
+  return Status::ok();
+}
+
+Status JournaledFile::step1_follower_sync() {
+  return guarded([&] {
+    if (!left_to_background_) return Status::ok();
+    left_to_background_ = false;
+    return sync_own_writes();
   });
+}
+
+Result<OwnerWord> JournaledFile::step1_owner_hear(const PreparedIndex& followers, bool closing) {
+  return guarded([&]() -> Result<OwnerWord> {
+    ++commit_seq_;
+    OwnerWord word;
+    if (background_) {
+      H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
+      word.sync_now = !ranks_may_vouch(followers);
+    }
+    durable_now_ = closing || sync_next_commit_ || word.sync_now;
+    return word;
+  });
+}
+
+// A CRC one rank took is of the bytes it wrote.  Where another rank wrote
+// the same bytes in this transaction (HDF5 has rank 0 fill a chunk, then
+// another rank write its data over the fill), or rank 0 journaled a write
+// over them, the file or the image no longer holds what the CRC says, and
+// recovery would refuse a commit whose bytes are all there.  Each rank's
+// extents are disjoint, so any overlap in their union is two ranks'.
+bool JournaledFile::ranks_may_vouch(const PreparedIndex& followers) const {
+  const InPlaceWrites& own = base_->in_place();
+  if (followers.in_place_unknown || own.too_many()) return false;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, end) of every rank's in-place bytes
+  for (const InPlaceWrites::Extent& e : own.extents()) ranges.emplace_back(e.addr, e.end());
+  for (const auto* list : {&followers.in_place, &followers.in_place_synced})
+    for (const InPlacePayload& p : *list) ranges.emplace_back(p.address, p.address + p.length);
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t end = 0;
+  for (const auto& [first, last] : ranges) {
+    if (first < end) return false;
+    end = std::max(end, last);
+  }
+  for (const InPlacePayload& p : followers.in_place) {
+    auto pieces = only_in_file({p.address, p.length, 0, true}, {});
+    if (pieces.size() != 1 || pieces[0].addr != p.address || pieces[0].len != p.length) return false;
+  }
+  return true;
+}
+
+Result<OwnerWord> JournaledFile::step2_owner_commit(const PreparedIndex& followers, bool closing) {
+  return guarded([&]() -> Result<OwnerWord> {
+    H5J_RETURN_IF_ERROR(commit_with_followers(followers));
+    peers_.clear();  // the followers' extents are in the raw layer now
+    return owner_word(closing);
+  });
+}
+
+// Their DATA records journaled with rank 0's transaction; their INPLACE
+// records in its COMMIT unless they synced their writes for it.
+Status JournaledFile::commit_with_followers(const PreparedIndex& followers) {
+  if ((!followers.records.empty() || !followers.in_place.empty()) && txn_) {
+    H5J_RETURN_IF_ERROR(txn_->begin());
+    for (const DataPayload& d : followers.records) {
+      H5J_RETURN_IF_ERROR(txn_->records().append_data(d));
+      image_.logged(d.pattern, d.log, d.log_offset);
+    }
+    txn_->changed();
+  }
+  followers_log_bytes_ = followers.log_bytes;
+  followers_in_place_ = followers.in_place;
+  followers_synced_ = durable_now_ || followers.durable_through >= commit_seq_;
+  Status committed = commit_transaction();
+  followers_in_place_.clear();
+  followers_synced_ = true;
+  H5J_RETURN_IF_ERROR(committed);
+  if (txn_) followers_durable_.ended(commit_seq_, {txn_->records().last_committed_txn(), stats_.commits});
+  if (followers.durable_through != UINT64_MAX) followers_durable_.through(followers.durable_through);
+  return Status::ok();
+}
+
+// Every rank writes its share of a rewrite (step 4): it begins here.  A
+// checkpoint overwrites committed bytes in place: under durable_within
+// only once every commit is durable on every rank, so one found due while
+// some are not makes the next commit so first.
+Result<OwnerWord> JournaledFile::owner_word(bool closing) {
+  OwnerWord word;
+  word.rewrite = closing && txn_ && opts_.materialize_at_close && first_commit_done_;
+  bool due = !closing && checkpoint_due();
+  if (due && all_commits_durable()) {
+    auto deferred = defer_checkpoint();
+    if (!deferred) return deferred.status();
+    word.rewrite = !*deferred;
+  }
+  if (word.rewrite) H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/closing));
+  word.next_durable = !first_commit_done_ || (due && !all_commits_durable());
+  sync_next_commit_ = word.next_durable;
+  return word;
+}
+
+Status JournaledFile::wait_durable_after_followers() {
+  followers_durable_.through(commit_seq_);
+  return wait_durable();
 }
 
 Status JournaledFile::step3_follower_follow() {

@@ -39,7 +39,12 @@ class JournalFollower {
   void hand_to_owner(const DataPayload& index) { pending_.push_back(index); }
   // Step 1 of the collective commit: the records handed over since the
   // last call, with `log_bytes`, the size of this rank's data log.
-  PreparedIndex prepare(uint64_t log_bytes) { return PreparedIndex{std::exchange(pending_, {}), log_bytes}; }
+  PreparedIndex prepare(uint64_t log_bytes) {
+    PreparedIndex p;
+    p.records = std::exchange(pending_, {});
+    p.log_bytes = log_bytes;
+    return p;
+  }
 
  private:
   JournalFollower(File& journal, std::unique_ptr<JournalReader> tail)

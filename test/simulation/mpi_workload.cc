@@ -57,6 +57,12 @@ class Session {
   }
   int followers() const { return int(ranks_.size()) - 1; }
 
+  // H5Fwait_journal_durable on every rank: every commit so far durable.
+  void wait_durable() {
+    must(test::wait_durable_in_one_process(handles()), "wait for durability");
+    log_.durable_so_far(ranks_[0]->stats().commits, ranks_[0]->stats().durable_commits);
+  }
+
   // Metadata: rank 0's alone (PROCESS_0_ONLY).
   void meta(Range r, uint32_t seed) {
     auto data = fill(r.len, seed);
@@ -106,18 +112,19 @@ class Session {
     if (!s && !closing) stays_failed();
     must(s, closing ? "close" : "commit");
     log_.after_commit();
-    // Under MPI every commit is durable when it returns, whatever the
-    // setting (FileSharing::syncs_in_background).
-    log_.durable_so_far(CommitLog::kAll, CommitLog::kAll);
+    // Rank 0's count is the job's (followers_durable.h).
+    if (closing) log_.durable_so_far(CommitLog::kAll, CommitLog::kAll);
+    else log_.durable_so_far(ranks_[0]->stats().commits, ranks_[0]->stats().durable_commits);
     if (!closing) check_reads();
   }
 
  private:
-  Status commit_all(bool closing) {
+  std::vector<JournaledFile*> handles() {
     std::vector<JournaledFile*> ranks;
     for (auto& f : ranks_) ranks.push_back(f.get());
-    return test::commit_in_one_process(ranks, closing);
+    return ranks;
   }
+  Status commit_all(bool closing) { return test::commit_in_one_process(handles(), closing); }
 
   // Every rank was told the commit failed: no later commit may succeed
   // either, or a commit could build on a state that never was.
@@ -203,6 +210,28 @@ Step step(Session& s, Model& m, const std::vector<Step>& done, int k) {
   return now;
 }
 
+// A step of a time series: every rank appends a block in place, so that
+// under durable_within its commit can be left to the background on every
+// rank (followers_durable.h).  In odd steps rank 0 fills a chunk in place
+// that follower 1 then writes, as HDF5 does: in steps 4j+1 follower 1 also
+// overwrites committed bytes (into its data log), so that it syncs its
+// writes while rank 0 would name its fill in INPLACE; in steps 4j+3 both
+// would name theirs.  `last` is rank 0's block of the step before.
+void append_step(Session& s, Model& m, int k, Range& last) {
+  uint32_t seed = uint32_t(k) * 1000 + 500;
+  s.meta({uint64_t(k % 8) * 512 + 8, 504}, seed++);
+  Range block{m.alloc(4096), 4096};
+  s.raw(0, {block}, seed++);
+  for (int r = 1; r <= s.followers(); ++r) s.raw(r, {{m.alloc(5120), 5120}}, seed++);
+  if (k % 2 == 1) {
+    Range chunk{m.alloc(4096), 4096};
+    s.raw(0, {chunk}, seed++);
+    s.raw(1, {chunk}, seed++);
+    if (k % 4 == 1 && last.len > 0) s.raw(1, {{last.addr, 256}}, seed++);
+  }
+  last = block;
+}
+
 }  // namespace
 
 void run_mpi_workload(const JournalOptions& options, const std::string& file, CommitLog& log, int followers) {
@@ -228,6 +257,12 @@ void run_mpi_workload(const JournalOptions& options, const std::string& file, Co
       // truncate shrinks it); the next step's new space grows over it.
       if (k == 2) m.bytes.resize(m.bytes.size() - 2048);
       s.commit(false);
+    }
+    Range last{};
+    for (int steps = 3; steps > 0; --steps, ++k) {
+      append_step(s, m, k, last);
+      s.commit(false);
+      if (session == 0 && steps == 2) s.wait_durable();
     }
     // HDF5 rewrites the superblock at close.  (It also keeps the close's
     // snapshot distinct from the last flush's, as the explorer wants.)

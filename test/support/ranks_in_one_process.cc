@@ -62,10 +62,7 @@ class Baton {
   void complete_round() {
     if (gathering_) {
       gathered_ = {};
-      for (const PreparedIndex& i : indexes_) {
-        gathered_.records.insert(gathered_.records.end(), i.records.begin(), i.records.end());
-        gathered_.log_bytes += i.log_bytes;
-      }
+      for (const PreparedIndex& i : indexes_) gathered_.add(i);
       return;
     }
     agreed_ = Status::ok();
@@ -124,9 +121,9 @@ class RankInProcess final : public RankExchange {
   Status ok_;
 };
 
-}  // namespace
-
-Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing) {
+// `step` on every rank, each on a thread of its own.
+template <typename Step>
+Status in_one_process(std::span<JournaledFile* const> ranks, Step&& step) {
   Baton baton(int(ranks.size()));
   std::vector<Status> outcomes(ranks.size());
   std::vector<std::thread> threads;
@@ -134,13 +131,23 @@ Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing
     threads.emplace_back([&, r] {
       RankInProcess me(baton, int(r));
       me.start();
-      outcomes[r] = collective_commit(*ranks[r], me, closing);
+      outcomes[r] = step(*ranks[r], me);
       me.finish();
     });
   for (std::thread& t : threads) t.join();
   for (const Status& s : outcomes)
     if (!s) return s;
   return Status::ok();
+}
+
+}  // namespace
+
+Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing) {
+  return in_one_process(ranks, [closing](JournaledFile& f, RankExchange& r) { return collective_commit(f, r, closing); });
+}
+
+Status wait_durable_in_one_process(std::span<JournaledFile* const> ranks) {
+  return in_one_process(ranks, [](JournaledFile& f, RankExchange& r) { return collective_wait_durable(f, r); });
 }
 
 }  // namespace h5j::test

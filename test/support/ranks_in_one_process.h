@@ -15,5 +15,7 @@ namespace h5j::test {
 // file operations come in the same order at every run: the explorer
 // replays them.  ranks[0] is rank 0.
 Status commit_in_one_process(std::span<JournaledFile* const> ranks, bool closing);
+// collective_wait_durable on every rank, in the same way.
+Status wait_durable_in_one_process(std::span<JournaledFile* const> ranks);
 
 }  // namespace h5j::test

@@ -100,27 +100,37 @@ Status MpiSession::agree(const Status& local, int* rank0_value) {
   return Status(Code(code(root)), message);
 }
 
-// Each rank's record count and data log size in one gather, then the
-// records, in their format.h encoding.
+// Each rank's sizes in one gather, then its records, in their format.h
+// encoding: DATA records, then INPLACE records (named, then synced).
 Status MpiSession::gather_index(const PreparedIndex& mine, PreparedIndex& all) {
   if (broken()) return fault_;
-  std::vector<std::byte> bytes(mine.records.size() * kDataPayloadSize);
-  for (size_t i = 0; i < mine.records.size(); ++i)
-    encode_data(mine.records[i], std::span<std::byte, kDataPayloadSize>(bytes.data() + i * kDataPayloadSize, kDataPayloadSize));
-  uint64_t sizes[2] = {bytes.size(), mine.log_bytes};
-  std::vector<uint64_t> every(2 * size_t(size_), 0);
+  std::vector<std::byte> bytes(mine.records.size() * kDataPayloadSize +
+                               (mine.in_place.size() + mine.in_place_synced.size()) * kInPlacePayloadSize);
+  std::byte* at = bytes.data();
+  for (const DataPayload& d : mine.records) {
+    encode_data(d, std::span<std::byte, kDataPayloadSize>(at, kDataPayloadSize));
+    at += kDataPayloadSize;
+  }
+  for (const auto* list : {&mine.in_place, &mine.in_place_synced})
+    for (const InPlacePayload& p : *list) {
+      encode_in_place(p, std::span<std::byte, kInPlacePayloadSize>(at, kInPlacePayloadSize));
+      at += kInPlacePayloadSize;
+    }
+  constexpr size_t kSizes = 6;
+  uint64_t sizes[kSizes] = {mine.records.size(), mine.in_place.size(), mine.in_place_synced.size(),
+                            mine.log_bytes,      mine.durable_through, uint64_t(mine.in_place_unknown)};
+  std::vector<uint64_t> every(kSizes * size_t(size_), 0);
   std::vector<int> lens(size_t(size_), 0), offsets(size_t(size_), 0);
   MPI_Request request;
-  if (int rc = MPI_Igather(sizes, 2, MPI_UINT64_T, every.data(), 2, MPI_UINT64_T, 0, comm_, &request);
+  if (int rc = MPI_Igather(sizes, kSizes, MPI_UINT64_T, every.data(), kSizes, MPI_UINT64_T, 0, comm_, &request);
       rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Igather (commit)");
   H5J_RETURN_IF_ERROR(wait(request, "gathering index lengths (commit)"));
+  auto size_of = [&](int r, size_t k) { return every[kSizes * size_t(r) + k]; };
   std::vector<std::byte> gathered;
   if (rank_ == 0) {
-    all.log_bytes = 0;
     for (int r = 0; r < size_; ++r) {
-      lens[size_t(r)] = int(every[2 * size_t(r)]);
-      all.log_bytes += every[2 * size_t(r) + 1];
+      lens[size_t(r)] = int(size_of(r, 0) * kDataPayloadSize + (size_of(r, 1) + size_of(r, 2)) * kInPlacePayloadSize);
       if (r > 0) offsets[size_t(r)] = offsets[size_t(r - 1)] + lens[size_t(r - 1)];
     }
     gathered.resize(size_t(offsets.back() + lens.back()));
@@ -130,8 +140,20 @@ Status MpiSession::gather_index(const PreparedIndex& mine, PreparedIndex& all) {
       rc != MPI_SUCCESS)
     return mpi_error(rc, "MPI_Igatherv (commit)");
   H5J_RETURN_IF_ERROR(wait(request, "gathering index records (commit)"));
-  for (size_t at = 0; at + kDataPayloadSize <= gathered.size(); at += kDataPayloadSize)
-    all.records.push_back(decode_data(std::span<const std::byte>(gathered.data() + at, kDataPayloadSize)));
+  if (rank_ != 0) return Status::ok();
+  for (int r = 0; r < size_; ++r) {
+    PreparedIndex theirs;
+    const std::byte* from = gathered.data() + offsets[size_t(r)];
+    for (uint64_t i = 0; i < size_of(r, 0); ++i, from += kDataPayloadSize)
+      theirs.records.push_back(decode_data(std::span<const std::byte>(from, kDataPayloadSize)));
+    for (auto [list, n] : {std::pair{&theirs.in_place, size_of(r, 1)}, std::pair{&theirs.in_place_synced, size_of(r, 2)}})
+      for (uint64_t i = 0; i < n; ++i, from += kInPlacePayloadSize)
+        list->push_back(decode_in_place(std::span<const std::byte, kInPlacePayloadSize>(from, kInPlacePayloadSize)));
+    theirs.log_bytes = size_of(r, 3);
+    theirs.durable_through = size_of(r, 4);
+    theirs.in_place_unknown = size_of(r, 5) != 0;
+    all.add(theirs);
+  }
   return Status::ok();
 }
 

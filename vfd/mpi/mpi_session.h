@@ -44,6 +44,7 @@ class MpiSession final : public RankGroup, public RankExchange {
 
   // collective_commit over this session's ranks.
   Status commit(JournaledFile& file, bool closing) override { return collective_commit(file, *this, closing); }
+  Status wait_durable(JournaledFile& file) override { return collective_wait_durable(file, *this); }
   Result<std::vector<CollectivePiece>> transfer_pieces(uint64_t addr, size_t size) override;
   Status end_raw_write(JournaledFile& file, const Status& local) override;
   bool answer_ctl(uint64_t op, void** output) override;
