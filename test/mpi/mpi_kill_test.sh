@@ -11,6 +11,12 @@
 #                      mpiexec then ends the rest
 #     --steps N        steps per job
 #     --seed S         the random moments (default: from the clock); printed
+#     --durable-within MS  the job commits under durable=MSms (commits made
+#                      durable in the background on every rank), and waits
+#                      for durability (H5Fwait_journal_durable) every 5 steps
+#     --append-only    every step only appends (parallel_timesteps): with
+#                      --durable-within, commits left to every rank's
+#                      background sync
 #     --skip-recovery  negative check: no h5recover, so the checker must find
 #                      damage; succeeds only if some kill is caught.  The job
 #                      then never checkpoints before its close: right after a
@@ -28,13 +34,15 @@
 set -uo pipefail
 program=$1 h5recover=$2 h5diff=$3 work=$4 ranks=$5
 shift 5
-kills=20 rank_kills=6 steps=30 seed=$(($(date +%s%N) % 2147483647)) skip_recovery=0
+kills=20 rank_kills=6 steps=30 seed=$(($(date +%s%N) % 2147483647)) skip_recovery=0 durable_within=0 append_only=0
 while (($#)); do
   case $1 in
     --kills) kills=$2; shift 2 ;;
     --rank-kills) rank_kills=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
+    --durable-within) durable_within=$2; shift 2 ;;
+    --append-only) append_only=1; shift ;;
     --skip-recovery) skip_recovery=1; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
@@ -43,12 +51,15 @@ done
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 job_options=()
 ((skip_recovery)) && job_options=(--checkpoint-bytes $((1 << 30)))
+((durable_within)) && job_options+=(--durable-within "$durable_within" --wait-every 5)
+reference_options=()
+((append_only)) && job_options+=(--append-only) && reference_options=(--append-only)
 RANDOM=$seed
 rm -rf "$work/refs"  # references of an older parallel_timesteps would be wrong
 mkdir -p "$work/refs"
 cd "$work" || exit 2
 file=$PWD/crash.h5
-echo "mpi crash_test seed=$seed ranks=$ranks kills=$kills rank-kills=$rank_kills steps=$steps"
+echo "mpi crash_test seed=$seed ranks=$ranks kills=$kills rank-kills=$rank_kills steps=$steps durable-within=$durable_within append-only=$append_only"
 
 now_us() { echo $(($(date +%s%N) / 1000)); }
 rank_pids() { cat "$file".pid.* 2>/dev/null; }
@@ -124,7 +135,7 @@ check_no_survivor() {
 # The reference for step k, written once per run.
 reference() {
   local ref=refs/np${ranks}_step$1.h5
-  [[ -f $ref ]] || "$program" reference "$ref" --ranks "$ranks" --step "$1" || return 1
+  [[ -f $ref ]] || "$program" reference "$ref" --ranks "$ranks" --step "$1" "${reference_options[@]}" || return 1
   echo "$ref"
 }
 
@@ -158,7 +169,7 @@ keep_crash_state() {
 # step, $hi: the one it was committing).
 check_resume() {
   local out rc resumed
-  out=$(mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$raw" --resume 2>&1)
+  out=$(mpiexec -n "$ranks" "$program" write "$file" --steps "$steps" --raw "$raw" --resume "${job_options[@]}" 2>&1)
   rc=$?
   ((rc == 0)) || { echo "the resumed job exited $rc: $(tail -3 <<<"$out")"; return 1; }
   resumed=$(sed -n 's/^resumed //p' "$file".steps | tail -1)

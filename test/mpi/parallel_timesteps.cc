@@ -3,6 +3,7 @@
 // kills the job and checks the recovered file against a reference.
 //
 //   parallel_timesteps write FILE --steps N [--raw inplace|log] [--driver journal|mpio]
+//       [--durable-within MS] [--wait-every N] [--append-only]
 //       under mpiexec.  Each rank writes FILE.pid.<rank> (its pid) once MPI
 //       is up, so that a harness can kill it; rank 0 appends "start k" to
 //       FILE.steps (fsynced) before the commit of step k and "done k" after
@@ -13,7 +14,7 @@
 //       under mpiexec: the job's open of FILE for writing, every rank
 //       together through the driver, and its close: how a restarted job
 //       recovers a crashed file (rank 0 replays the journal at open).
-//   parallel_timesteps reference FILE --ranks R --step K
+//   parallel_timesteps reference FILE --ranks R --step K [--append-only]
 //       serially, with sec2 and no MPI: the file exactly as it is after the
 //       commit of step K of an R-rank job.  One process plays every rank.
 //   parallel_timesteps watch FILE --ranks R
@@ -36,6 +37,10 @@
 //                attributes step and writers; each rank also overwrites the
 //                first half of its share of step_(k-1): committed data
 //   / attribute last_step = k
+// With --append-only (write and reference alike) a step only appends: no
+// /field or /collective rows rewritten, no overwrite of step_(k-1).  Every
+// byte a step writes is then new space, as in a time series, so under
+// durable=100ms its commit is left to every rank's background sync.
 #include <fcntl.h>
 #include <hdf5.h>
 #include <mpi.h>
@@ -73,6 +78,7 @@ struct Writer {
   int nranks;
   std::vector<int> ranks;
   hid_t independent, collective;  // transfer property lists (H5P_DEFAULT serially)
+  bool append_only = false;
 };
 
 long long value(int tag, int k, int r, hsize_t i) { return ((tag * 10000LL + k) * 100 + r) * 100000 + (long long)i; }
@@ -206,11 +212,13 @@ void overwrite_previous_step(const Writer& w, int k) {
 
 void write_step(const Writer& w, int k) {
   if (k == 0) create_layout(w);
-  update_field(w, k);
-  for (int r : w.ranks) write_rows(w, "/collective", w.collective, 2, k, r);
+  if (!w.append_only || k == 0) {
+    update_field(w, k);
+    for (int r : w.ranks) write_rows(w, "/collective", w.collective, 2, k, r);
+  }
   if (k > 0) grow_series(w, k);
   add_step_dataset(w, k);
-  if (k > 0) overwrite_previous_step(w, k);
+  if (k > 0 && !w.append_only) overwrite_previous_step(w, k);
   set_attr(w.file, "last_step", {k});
 }
 
@@ -231,16 +239,28 @@ void write_pid_file(const std::string& file) {
   must(std::rename(tmp.c_str(), path.c_str()) == 0, "pid file");  // whole or absent for the harness
 }
 
-hid_t job_fapl(const std::string& driver, const std::string& raw, unsigned long long checkpoint_bytes) {
+// How the job writes.
+struct JobOptions {
+  std::string driver = "journal", raw = "inplace";
+  unsigned long long checkpoint_bytes = 256 << 10;
+  unsigned durable_within_ms = 0;  // durable=MSms: commits made durable in the background
+  int wait_every = 0;              // H5Fwait_journal_durable after every N-th step (0: never)
+  int step_pause_ms = 0;
+  bool resume = false;
+  bool append_only = false;
+};
+
+hid_t job_fapl(const JobOptions& o) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (driver == "mpio") {
+  if (o.driver == "mpio") {
     must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     return fapl;
   }
   H5FD_journal_fapl_t c;
   H5Pget_fapl_journal_defaults(&c);
-  c.raw = raw == "log" ? H5FD_JOURNAL_RAW_LOG : H5FD_JOURNAL_RAW_INPLACE;
-  c.checkpoint_bytes = checkpoint_bytes;  // small, so that kills also land in checkpoints
+  c.raw = o.raw == "log" ? H5FD_JOURNAL_RAW_LOG : H5FD_JOURNAL_RAW_INPLACE;
+  c.checkpoint_bytes = o.checkpoint_bytes;  // small, so that kills also land in checkpoints
+  c.durable_within_ms = o.durable_within_ms;
   must(H5Pset_fapl_journal(fapl, &c) >= 0, "H5Pset_fapl_journal");
   must(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_mpi_params");
   return fapl;
@@ -255,17 +275,26 @@ std::optional<int> last_step(hid_t file) {
   return ok ? std::optional<int>(k) : std::nullopt;
 }
 
-int run_job(const std::string& file, int steps, const std::string& driver, const std::string& raw,
-            unsigned long long checkpoint_bytes, int step_pause_ms, bool resume) {
+// After H5Fwait_journal_durable every commit is durable, as rank 0
+// counts the job's (H5Fget_journal_stats).
+void wait_durable(hid_t file) {
+  must(H5Fwait_journal_durable(file) >= 0, "H5Fwait_journal_durable");
+  H5FD_journal_stats_t stats;
+  must(H5Fget_journal_stats(file, &stats) >= 0, "H5Fget_journal_stats");
+  if (my_rank == 0) must(stats.durable_commits == stats.commits, "every commit durable after the wait");
+}
+
+int run_job(const std::string& file, int steps, const JobOptions& o) {
+  const bool resume = o.resume;
   int nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   write_pid_file(file);
   std::string log = file + ".steps";
-  hid_t fapl = job_fapl(driver, raw, checkpoint_bytes);
+  hid_t fapl = job_fapl(o);
   hid_t f = resume ? H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl) : H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   must(f >= 0, resume ? "H5Fopen" : "H5Fcreate");
-  Writer w{f, nranks, {my_rank}, H5Pcreate(H5P_DATASET_XFER), H5Pcreate(H5P_DATASET_XFER)};
+  Writer w{f, nranks, {my_rank}, H5Pcreate(H5P_DATASET_XFER), H5Pcreate(H5P_DATASET_XFER), o.append_only};
   H5Pset_dxpl_mpio(w.independent, H5FD_MPIO_INDEPENDENT);
   H5Pset_dxpl_mpio(w.collective, H5FD_MPIO_COLLECTIVE);
   int first = 0;
@@ -280,7 +309,8 @@ int run_job(const std::string& file, int steps, const std::string& driver, const
     if (my_rank == 0) log_line(log, "start " + std::to_string(k));
     must(H5Fflush(w.file, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
     if (my_rank == 0) log_line(log, "done " + std::to_string(k));
-    if (step_pause_ms > 0) usleep(useconds_t(step_pause_ms) * 1000);
+    if (o.wait_every > 0 && k % o.wait_every == 0) wait_durable(w.file);
+    if (o.step_pause_ms > 0) usleep(useconds_t(o.step_pause_ms) * 1000);
   }
   H5Pclose(w.independent);
   H5Pclose(w.collective);
@@ -292,7 +322,7 @@ int run_job(const std::string& file, int steps, const std::string& driver, const
 
 int reopen(const std::string& file) {
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-  hid_t fapl = job_fapl("journal", "inplace", 256 << 10);
+  hid_t fapl = job_fapl(JobOptions{});
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
   must(f >= 0, "H5Fopen " + file);
   must(H5Fclose(f) >= 0, "H5Fclose " + file);
@@ -302,10 +332,11 @@ int reopen(const std::string& file) {
 
 // --- the reference ---------------------------------------------------------------
 
-int write_reference(const std::string& file, int nranks, int step) {
+int write_reference(const std::string& file, int nranks, int step, bool append_only) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_sec2(fapl);
-  Writer w{H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), nranks, {}, H5P_DEFAULT, H5P_DEFAULT};
+  Writer w{H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), nranks, {}, H5P_DEFAULT, H5P_DEFAULT,
+           append_only};
   must(w.file >= 0, "H5Fcreate " + file);
   for (int r = 0; r < nranks; ++r) w.ranks.push_back(r);
   for (int k = 0; k <= step; ++k) write_step(w, k);
@@ -338,7 +369,7 @@ void count_failure(Tally& t, const std::string& file) {
 // The contents after step k's commit, from a reference written for it.
 std::string reference_contents(const std::string& file, int nranks, int k) {
   std::string path = file + ".reference";
-  write_reference(path, nranks, k);
+  write_reference(path, nranks, k, false);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_sec2(fapl);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
@@ -409,16 +440,17 @@ int watch(const std::string& file, int nranks) {
 int main(int argc, char** argv) {
   CLI::App app{"Parallel HDF5 timesteps through the journal driver, or the reference file of one step."};
   app.require_subcommand(1);
-  std::string file, driver = "journal", raw = "inplace";
-  int steps = 40, nranks = 2, step = 0, step_pause_ms = 0;
-  bool resume = false;
-  unsigned long long checkpoint_bytes = 256 << 10;
+  std::string file;
+  int steps = 40, nranks = 2, step = 0;
+  JobOptions o;
   auto* job = app.add_subcommand("write", "write steps 0..N under mpiexec, committing each");
   job->add_option("file", file)->required();
   job->add_option("--steps", steps, "last step");
-  job->add_option("--driver", driver, "journal | mpio")->check(CLI::IsMember({"journal", "mpio"}));
-  job->add_option("--raw", raw, "inplace | log")->check(CLI::IsMember({"inplace", "log"}));
-  job->add_option("--checkpoint-bytes", checkpoint_bytes, "journal size that triggers a checkpoint");
+  job->add_option("--driver", o.driver, "journal | mpio")->check(CLI::IsMember({"journal", "mpio"}));
+  job->add_option("--raw", o.raw, "inplace | log")->check(CLI::IsMember({"inplace", "log"}));
+  job->add_option("--checkpoint-bytes", o.checkpoint_bytes, "journal size that triggers a checkpoint");
+  job->add_option("--durable-within", o.durable_within_ms, "durable=MSms: commits made durable within MS");
+  job->add_option("--wait-every", o.wait_every, "H5Fwait_journal_durable after every N-th step");
   auto* reopener = app.add_subcommand("reopen", "open FILE for writing under mpiexec, and close it (recovers it)");
   reopener->add_option("file", file)->required();
   auto* ref = app.add_subcommand("reference", "write the state after step K's commit, serially with sec2");
@@ -428,13 +460,15 @@ int main(int argc, char** argv) {
   auto* watcher = app.add_subcommand("watch", "read the job's file live, serially, until the job closes it");
   watcher->add_option("file", file)->required();
   watcher->add_option("--ranks", nranks, "ranks of the job")->required();
-  job->add_option("--step-pause-ms", step_pause_ms, "a pause after each step's commit");
-  job->add_flag("--resume", resume, "open FILE, recovering it, and go on from the step after its last_step");
+  job->add_option("--step-pause-ms", o.step_pause_ms, "a pause after each step's commit");
+  job->add_flag("--resume", o.resume, "open FILE, recovering it, and go on from the step after its last_step");
+  job->add_flag("--append-only", o.append_only, "steps only append (above)");
+  ref->add_flag("--append-only", o.append_only, "the reference of an --append-only job");
   CLI11_PARSE(app, argc, argv);
-  if (ref->parsed()) return write_reference(file, nranks, step);
+  if (ref->parsed()) return write_reference(file, nranks, step, o.append_only);
   if (watcher->parsed()) return watch(file, nranks);
   MPI_Init(&argc, &argv);
-  int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, driver, raw, checkpoint_bytes, step_pause_ms, resume);
+  int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, o);
   MPI_Finalize();
   return rc;
 }
