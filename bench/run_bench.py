@@ -118,6 +118,7 @@ PARALLEL_DRIVERS = {
     "mpio-durable": ["--driver", "mpio-durable"],
     "journal": ["--driver", "journal"],
     "journal/nosync": ["--driver", "journal", "--config", "durable=false"],
+    "journal/100ms": ["--driver", "journal", "--config", "durable=100ms"],
 }
 JOURNAL_COLLECTIVE = {"journal/coll": ["--driver", "journal", "--collective"]}
 COMMIT_DRIVERS = ["mpio", "journal", "journal/nosync", "collectives"]
