@@ -4,7 +4,10 @@
 //          default: each file is its own process's);
 //   shared every rank creates shared.h5 (mpi_comm=world: one file);
 //   names  each rank passes its own name under mpi_comm=world, which must
-//          fail on every rank with an error that says so.
+//          fail on every rank with an error that says so;
+//   refused every rank creates refused.h5 under mpi_comm=world, with
+//          configurations the test's environment makes differ (one rank's
+//          durability), which must fail likewise.
 #include <hdf5.h>
 #include <mpi.h>
 
@@ -51,15 +54,15 @@ int main(int argc, char** argv) {
     if (!write_rows(f, mode == "own" ? 1 : nranks, mode == "own" ? 0 : rank)) return fail("writing the rows");
     if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) return fail("H5Fflush");
     if (H5Fclose(f) < 0) return fail("H5Fclose");
-  } else if (mode == "names") {
-    std::string name = "named_" + std::to_string(rank) + ".h5";
+  } else if (mode == "names" || mode == "refused") {
+    std::string name = mode == "names" ? "named_" + std::to_string(rank) + ".h5" : "refused.h5";
     hid_t f = -1;
     H5E_BEGIN_TRY { f = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); }
     H5E_END_TRY
-    if (f >= 0) return fail("refusing different names under mpi_comm=world");
+    if (f >= 0) return fail(mode == "names" ? "refusing different names under mpi_comm=world" : "refusing the open");
     H5Eprint2(H5E_DEFAULT, stderr);
   } else {
-    if (rank == 0) std::fprintf(stderr, "usage: file_per_process own|shared|names\n");
+    if (rank == 0) std::fprintf(stderr, "usage: file_per_process own|shared|names|refused\n");
     MPI_Finalize();
     return 2;
   }

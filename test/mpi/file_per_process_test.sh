@@ -2,7 +2,8 @@
 # An MPI program opening with H5P_DEFAULT under HDF5_DRIVER=journal
 # (file_per_process.cc): by default each rank writes a file of its own;
 # with mpi_comm=world the ranks share one; under mpi_comm=world ranks that
-# name different files are refused with an error that says so.
+# name different files, or ask for different durability, are refused
+# with an error that says so.
 set -euo pipefail
 program=$1 h5dump=$2 work=$3 ranks=$4 plugin_dir=$5
 mkdir -p "$work"
@@ -26,3 +27,9 @@ HDF5_DRIVER_CONFIG="mpi_comm=world" mpiexec -n "$ranks" "$program" names > names
 grep -q "with mpi_comm=world every rank must open the same file" names.txt ||
   { echo "FAIL: different names under mpi_comm=world were not refused clearly"; cat names.txt; exit 1; }
 echo "different names under mpi_comm=world: refused, and the error says why"
+config="mpi_comm=world"
+mpiexec -n 1 -env HDF5_DRIVER_CONFIG "$config" "$program" refused : \
+  -n $((ranks - 1)) -env HDF5_DRIVER_CONFIG "$config;durable=100ms" "$program" refused > durability.txt 2>&1
+grep -q "rank 1 opens the file with durable=100ms while rank 0 uses durable=true: every rank of a job must use the same durability" durability.txt ||
+  { echo "FAIL: different durability under mpi_comm=world was not refused clearly"; cat durability.txt; exit 1; }
+echo "different durability under mpi_comm=world: refused, and the error says why"

@@ -17,7 +17,7 @@
 //   parallel_timesteps reference FILE --ranks R --step K [--append-only]
 //       serially, with sec2 and no MPI: the file exactly as it is after the
 //       commit of step K of an R-rank job.  One process plays every rank.
-//   parallel_timesteps watch FILE --ranks R
+//   parallel_timesteps watch FILE --ranks R [--append-only]
 //       a live reader beside the job (docs/design.md §11), serial, no MPI:
 //       opens FILE read-only through the driver in a loop until the step
 //       log says "closed", and compares each open's contents with the
@@ -367,9 +367,9 @@ void count_failure(Tally& t, const std::string& file) {
 }
 
 // The contents after step k's commit, from a reference written for it.
-std::string reference_contents(const std::string& file, int nranks, int k) {
+std::string reference_contents(const std::string& file, int nranks, int k, bool append_only) {
   std::string path = file + ".reference";
-  write_reference(path, nranks, k, false);
+  write_reference(path, nranks, k, append_only);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_sec2(fapl);
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
@@ -389,7 +389,7 @@ bool job_closed(const std::string& log) {
   return false;
 }
 
-int watch(const std::string& file, int nranks) {
+int watch(const std::string& file, int nranks, bool append_only) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5FD_journal_fapl_t c;
   H5Pget_fapl_journal_defaults(&c);
@@ -414,7 +414,7 @@ int watch(const std::string& file, int nranks) {
       usleep(2000);
       continue;
     }
-    if (!references.count(*k)) references[*k] = reference_contents(file, nranks, *k);
+    if (!references.count(*k)) references[*k] = reference_contents(file, nranks, *k, append_only);
     if (*seen != references[*k]) {
       ++t.mismatched;
       std::fprintf(stderr, "MISMATCH: the file says step %d, and its contents are not step %d's\n", *k, *k);
@@ -464,9 +464,10 @@ int main(int argc, char** argv) {
   job->add_flag("--resume", o.resume, "open FILE, recovering it, and go on from the step after its last_step");
   job->add_flag("--append-only", o.append_only, "steps only append (above)");
   ref->add_flag("--append-only", o.append_only, "the reference of an --append-only job");
+  watcher->add_flag("--append-only", o.append_only, "the job's steps only append");
   CLI11_PARSE(app, argc, argv);
   if (ref->parsed()) return write_reference(file, nranks, step, o.append_only);
-  if (watcher->parsed()) return watch(file, nranks);
+  if (watcher->parsed()) return watch(file, nranks, o.append_only);
   MPI_Init(&argc, &argv);
   int rc = reopener->parsed() ? reopen(file) : run_job(file, steps, o);
   MPI_Finalize();

@@ -5,6 +5,7 @@
 #include <H5FDdevelop.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "hdf5_private.h"
@@ -25,6 +26,14 @@ void communicator_of(hid_t fapl, MPI_Comm& comm, MPI_Info& info) {
   info = MPI_INFO_NULL;
   H5E_BEGIN_TRY { H5Pget_mpi_params(fapl, &comm, &info); }
   H5E_END_TRY
+}
+
+// The durability a rank's configuration asks for, as configuration.md
+// spells it.
+std::string durability_of(const H5FD_journal_fapl_t& c) {
+  if (!c.durable) return "durable=false";
+  if (c.durable_within_ms == 0) return "durable=true";
+  return "durable=" + std::to_string(c.durable_within_ms) + "ms";
 }
 
 }  // namespace
@@ -52,6 +61,7 @@ Result<std::unique_ptr<RankGroup>> rank_group_for(const std::string& name, hid_t
   std::unique_ptr<MpiSession> session = MpiSession::over(comm, info, config);
   if (!session) return std::unique_ptr<RankGroup>();
   H5J_RETURN_IF_ERROR(session->check_same_file(name));
+  H5J_RETURN_IF_ERROR(session->check_same_durability(durability_of(config)));
   H5J_RETURN_IF_ERROR(session->write_metadata_from_rank0_only(fapl));
   return std::unique_ptr<RankGroup>(std::move(session));
 }
@@ -93,14 +103,29 @@ bool MpiSession::answer_ctl(uint64_t op, void** output) {
   }
 }
 
-Status MpiSession::check_same_file(const std::string& name) {
-  std::string rank0_name = name;
-  Status s = broadcast_message(rank0_name, 0);
-  if (s && rank0_name != name)
-    s = Status(Code::kInvalid, "rank " + std::to_string(rank_) + " opens \"" + name + "\" while rank 0 opens \"" +
-                                   rank0_name + "\": with mpi_comm=world every rank must open the same file " +
-                                   "(mpi_comm=self, the default, gives each process a file of its own)");
+Status MpiSession::same_as_rank0(const std::string& mine, const std::function<std::string(const std::string&)>& why) {
+  std::string rank0s = mine;
+  Status s = broadcast_message(rank0s, 0);
+  if (s && rank0s != mine) s = Status(Code::kInvalid, "rank " + std::to_string(rank_) + " " + why(rank0s));
   return agree(s);
+}
+
+Status MpiSession::check_same_file(const std::string& name) {
+  return same_as_rank0(name, [&](const std::string& rank0s) {
+    return "opens \"" + name + "\" while rank 0 opens \"" + rank0s +
+           "\": with mpi_comm=world every rank must open the same file " +
+           "(mpi_comm=self, the default, gives each process a file of its own)";
+  });
+}
+
+// A commit is as durable as its least durable rank's writes: a rank that
+// syncs less than rank 0 believes would leave, after a power loss, a
+// commit whose bytes never reached the disk.
+Status MpiSession::check_same_durability(const std::string& durability) {
+  return same_as_rank0(durability, [&](const std::string& rank0s) {
+    return "opens the file with " + durability + " while rank 0 uses " + rank0s +
+           ": every rank of a job must use the same durability";
+  });
 }
 
 // Under MPI, metadata is written by rank 0 alone (PROCESS_0_ONLY): its

@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,8 @@ class MpiSession final : public RankGroup, public RankExchange {
   bool answer_ctl(uint64_t op, void** output) override;
   // Fails on every rank, naming both names, unless every rank opens `name`.
   Status check_same_file(const std::string& name);
+  // Likewise unless every rank asks for the same durability.
+  Status check_same_durability(const std::string& durability);
   // HDF5's metadata cache under this file writes metadata from rank 0 only
   // (mpi_rank_group.cc).
   Status write_metadata_from_rank0_only(hid_t fapl);
@@ -57,6 +60,9 @@ class MpiSession final : public RankGroup, public RankExchange {
  private:
   MpiSession() = default;
   Status mpi_error(int code, const char* step);
+  // Fails on every rank unless every rank's `mine` is rank 0's; a rank
+  // whose differs says `why(rank 0's)`.
+  Status same_as_rank0(const std::string& mine, const std::function<std::string(const std::string&)>& why);
   // Waits for a nonblocking collective, at most mpi_timeout.  A missed
   // deadline means a rank died or stopped: MPICH does not report a dead
   // peer (ch4 has no failure detection), it waits forever.  The session is
