@@ -12,7 +12,9 @@
 // A commit left to the background's sync (durable_within: background_sync.h)
 // names its in-place bytes the same way, and applies under the first
 // conditions below that concern what INPLACE can vouch for, and unless it
-// is a close's.
+// is a close's or one that every MPI rank makes durable (durable_now_:
+// OwnerWord).  An MPI follower names its own bytes so too, for rank 0's
+// COMMIT (rank_steps.cc).
 //
 // When it applies; otherwise the file is synced before the COMMIT:
 //  - durable, serial (FileSharing), and the journal and the file on one

@@ -43,12 +43,12 @@
 #include <vector>
 
 #include "background_sync.h"
-#include "followers_durable.h"
 #include "binding.h"
 #include "data_logs.h"
 #include "live_readers.h"
 #include "file.h"
 #include "file_sharing.h"
+#include "followers_durable.h"
 #include "image_layers.h"
 #include "journal_options.h"
 #include "journal_follower.h"
