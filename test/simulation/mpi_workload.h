@@ -20,8 +20,11 @@ namespace h5j::explorer {
 // Two sessions (create, then reopen) of steps in which rank 0 writes
 // metadata and raw data and every follower writes raw data (new space, and
 // overwrites of other ranks' committed data, strided too), each step ending
-// in a collective commit; with `followers` follower ranks.  The snapshot
-// the log is given is the file's expected bytes.
+// in a collective commit; with `followers` follower ranks.  Under
+// durable_within each session then runs three time-series steps, whose
+// commits every rank leaves to its background sync, and one collective
+// wait for durability.  The snapshot the log is given is the file's
+// expected bytes.
 void run_mpi_workload(const JournalOptions& options, const std::string& file, CommitLog& log, int followers);
 
 // The file's contents as a reader would take them: its first 8 bytes say
