@@ -451,10 +451,12 @@ Status JournaledFile::close_in_log_form() {
 // durable first, then the journal's removal, then the data logs'.  A
 // journal without a binding is replayed harmlessly (idempotent); a binding
 // without a journal would be reported as a missing journal; a journal
-// whose data log is gone cannot be replayed.  A data log left alone is
-// emptied by the next session that journals this file, and removed at its
-// close.  Under MPI rank 0 removes every rank's, after the last commit that
-// needed them.
+// whose data log is gone cannot be replayed.  A data log a crash left
+// alone after its journal went is emptied by the next session that
+// journals this file, and removed at its close if that session has a rank
+// of its number; one a larger job left stays, harmless, as its records
+// name a generation no journal has.  Under MPI rank 0 removes every rank's,
+// after the last commit that needed them.
 Status JournaledFile::end_close() {
   closed_ = true;
   bool bound = binding_set_ || report_.journal_found;
@@ -477,7 +479,10 @@ Status JournaledFile::end_close() {
   // on a clean file, and the next session's first checkpoint or close
   // removes it.
   H5J_RETURN_IF_ERROR(unmark_applying());
-  H5J_RETURN_IF_ERROR(remove_data_logs(*opts_.fs, opts_.journal_path, durable));
+  // A session that found a journal may be left data logs by a job of more
+  // ranks: it lists them.  Any other removes its own ranks' by name.
+  H5J_RETURN_IF_ERROR(report_.journal_found ? remove_data_logs(*opts_.fs, opts_.journal_path, durable)
+                                            : remove_data_logs_of_ranks(*opts_.fs, opts_.journal_path, opts_.ranks, durable));
   // Last: a reader that finds the journal finds the readers file too.
   if (!readers_) return Status::ok();
   H5J_RETURN_IF_ERROR(readers_->close_for_readers());

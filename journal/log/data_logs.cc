@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <numeric>
 #include <string_view>
 
 #include "crc32c.h"
@@ -43,11 +44,31 @@ Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::stri
   return logs;
 }
 
+namespace {
+
+Status remove_numbered(FileSystem& fs, const std::string& journal_path, const std::vector<uint32_t>& logs, bool sync) {
+  bool removed = false;
+  for (uint32_t n : logs) {
+    std::string path = data_log_path_for(journal_path, n);
+    if (!fs.exists(path)) continue;
+    H5J_RETURN_IF_ERROR(fs.remove(path));
+    removed = true;
+  }
+  return sync && removed ? fs.sync_dir(journal_path) : Status::ok();
+}
+
+}  // namespace
+
 Status remove_data_logs(FileSystem& fs, const std::string& journal_path, bool sync) {
   auto logs = existing_data_logs(fs, journal_path);
   if (!logs) return logs.status();
-  for (uint32_t n : *logs) H5J_RETURN_IF_ERROR(fs.remove(data_log_path_for(journal_path, n)));
-  return sync && !logs->empty() ? fs.sync_dir(journal_path) : Status::ok();
+  return remove_numbered(fs, journal_path, *logs, sync);
+}
+
+Status remove_data_logs_of_ranks(FileSystem& fs, const std::string& journal_path, uint32_t ranks, bool sync) {
+  std::vector<uint32_t> logs(ranks);
+  std::iota(logs.begin(), logs.end(), 0u);
+  return remove_numbered(fs, journal_path, logs, sync);
 }
 
 Result<File*> DataLogSet::file(uint32_t log) {

@@ -35,9 +35,15 @@ Result<std::vector<uint32_t>> existing_data_logs(FileSystem& fs, const std::stri
 // Whether `path` is named as a data log is (data_log_path_for).
 bool names_a_data_log(const std::string& path);
 
-// Removes every data log of the journal; with `sync`, makes the removals
-// durable when there were any.
+// Removes every data log of the journal, found by listing its directory;
+// with `sync`, makes the removals durable when there were any.
 Status remove_data_logs(FileSystem& fs, const std::string& journal_path, bool sync);
+
+// Removes data logs 0 to `ranks` - 1, the ones a session of that many ranks
+// makes, by name.  A close uses it: listing the directory would cost every
+// close time in proportion to the files beside it (100,000 in a directory
+// of time steps: 28 ms a close).  With `sync`, as above.
+Status remove_data_logs_of_ranks(FileSystem& fs, const std::string& journal_path, uint32_t ranks, bool sync);
 
 class DataLogSet {
  public:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data_logs.h"
 #include "engine_test_util.h"
 #include "syncs_seen.h"
 
@@ -47,4 +48,54 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed: one co
   std::vector<char> got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   REQUIRE(got.size() == content.size());
   CHECK(std::memcmp(got.data(), content.data(), got.size()) == 0);
+}
+
+namespace {
+
+// The real file system, counting the directory listings asked of it.
+struct ListingsCounted : PosixFileSystem {
+  int listings = 0;
+  Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override {
+    ++listings;
+    return PosixFileSystem::paths_with_prefix(prefix);
+  }
+};
+
+}  // namespace
+
+// A directory of many files, one per time step, must not make each close
+// cost in proportion to them.
+TEST_CASE_FIXTURE(FileInDir, "a close removes its data logs by name, listing no directory") {
+  ListingsCounted fs;
+  opts.fs = &fs;
+  opts.raw_mode = RawMode::kLog;
+  opts.ranks = 3;  // as rank 0 of three: logs 0, 1 and 2 may exist
+  const std::string log0 = data_log_path_for(opts.journal_path), log2 = data_log_path_for(opts.journal_path, 2);
+  test::write_file(log2, std::vector<std::byte>(100, std::byte(1)));  // a rank's, left by a crash
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write_raw(0, std::vector<std::byte>(5000, std::byte(7)), 3));
+  REQUIRE((*f)->commit());
+  REQUIRE(fs.exists(log0));
+  REQUIRE((*f)->close());
+  CHECK(!fs.exists(log0));
+  CHECK(!fs.exists(log2));
+  CHECK(fs.listings == 0);
+  CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(7)));
+}
+
+// A journal found at the open may have been left by a job of more ranks
+// than this session's: its close finds their logs by listing.
+TEST_CASE_FIXTURE(FileInDir, "a close after a recovery removes the data logs of a larger job") {
+  ListingsCounted fs;
+  opts.fs = &fs;
+  crash_after_two_commits(path, opts, 4);
+  const std::string log5 = data_log_path_for(opts.journal_path, 5);
+  test::write_file(log5, std::vector<std::byte>(100, std::byte(1)));
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(f);
+  CHECK((*f)->report().replayed_txns == 2);
+  REQUIRE((*f)->close());
+  CHECK(!fs.exists(log5));
+  CHECK(!fs.exists(opts.journal_path));
 }
