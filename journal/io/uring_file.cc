@@ -7,16 +7,9 @@ namespace h5j {
 
 Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd fd, Syscalls& sys, bool fallback) {
   std::unique_ptr<UringFile> f(new UringFile(path, std::move(fd), sys));
-  int rc = sys.uring_setup(kQueueDepth, &f->ring_);
-  if (rc < 0) {
-    if (!fallback)
+  if (!fallback)
+    if (int rc = f->set_up_ring(); rc < 0)
       return Status::from_errno(-rc, "io_uring setup for " + path + " (set io_engine=sync or auto)");
-    // PosixFile owns no ring; hand the descriptor over.
-    UniqueFd moved(::dup(f->fd()));
-    if (!moved.valid()) return Status::from_errno(errno, "dup " + path);
-    return std::unique_ptr<File>(new PosixFile(path, std::move(moved), sys));
-  }
-  f->ring_ready_ = true;
   return std::unique_ptr<File>(std::move(f));
 }
 
@@ -24,7 +17,27 @@ UringFile::~UringFile() {
   // Buffers must not be freed while the kernel may still write from them:
   // reap every SQE still in the kernel, whatever its outcome.
   while (any_in_kernel()) (void)reap_one();
-  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (ring_state_ == Ring::kReady) io_uring_queue_exit(&ring_);
+}
+
+int UringFile::set_up_ring() {
+  int rc = sys_.uring_setup(kQueueDepth, &ring_);
+  ring_state_ = rc < 0 ? Ring::kUnavailable : Ring::kReady;
+  return rc;
+}
+
+bool UringFile::ring_ready() {
+  if (ring_state_ == Ring::kNotYet) set_up_ring();
+  return ring_state_ == Ring::kReady;
+}
+
+const char* UringFile::engine_name() const {
+  switch (ring_state_) {
+    case Ring::kReady: return "uring";
+    case Ring::kUnavailable: return "sync";
+    case Ring::kNotYet: break;
+  }
+  return "auto";
 }
 
 bool UringFile::any_in_kernel() const {
@@ -55,11 +68,11 @@ Status UringFile::queue_write(Pending& p) {
 
 Result<uint64_t> UringFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
   if (!sticky_.is_ok()) return sticky_;
-  if (pending_.empty() && data.size() <= kInlineWriteMax) {
+  if ((pending_.empty() && data.size() <= kInlineWriteMax) || !ring_ready()) {
     // Nothing in flight to overlap with, and little to copy: the ring would
     // hand this buffered write to a kernel worker thread, which costs more
-    // than writing it now (a small commit's last write, typically).  Its
-    // ticket is complete on return.
+    // than writing it now (a small commit's last write, typically).  Or no
+    // ring at all.  Its ticket is complete on return.
     if (Status s = PosixFile::write_at(offset, data); !s) return sticky_ = s;
     return next_ticket_++;
   }
