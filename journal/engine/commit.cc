@@ -172,8 +172,15 @@ Status JournaledFile::commit_transaction() {
   // the first commit that holds one, a checkpoint (first_superblock_committed).
   if (!first_commit_done_) {
     if (opts_.ring.durable) H5J_RETURN_IF_ERROR(sync_names());
+    // Under durable_within HDF5's new objects went in place, the superblock
+    // among them (held back until now: open.cc).  Were the binding durable
+    // and the journal's header not, recovery would take the file for one
+    // committed before this session and let a reader have it, half written;
+    // with the header, it finds a journal that committed nothing.
+    if (opts_.ring.durable && !commits_wait_for_disk()) H5J_RETURN_IF_ERROR(journal_->sync_data());
     if (!binding_set_) H5J_RETURN_IF_ERROR(bind());
     H5J_RETURN_IF_ERROR(base_->guard());
+    H5J_RETURN_IF_ERROR(base_->release_signature());  // guarded, in one write
   }
   H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
   std::vector<UnwrittenSpace::Range> unwritten = unwritten_.declare(image_.logical_size);

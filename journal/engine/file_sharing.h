@@ -52,6 +52,10 @@ class FileSharing {
   // records (transaction.h); other ranks' in-place bytes are theirs to sync
   // before rank 0's COMMIT, and no record of rank 0's could name them.
   bool commits_in_one_flush() const { return !shared_; }
+  // Until its first commit a file created empty keeps HDF5's signature off
+  // the disk (superblock_guard.h): under MPI the other ranks read the
+  // file's head from the disk.
+  bool holds_signature_until_commit() const { return !shared_; }
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).
   bool publishes_records() const { return shared_; }

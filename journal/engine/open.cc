@@ -281,6 +281,10 @@ Status JournaledFile::start_writing() {
     generation = (*binding)->generation + 1;
   }
   base_empty_ = image_.committed_size == 0;
+  // Until its first commit a file created empty starts with no signature
+  // on disk, whatever goes in place: a crash before it leaves no
+  // half-written HDF5 file.
+  if (base_empty_ && !report_.journal_found && sharing_.holds_signature_until_commit()) base_->hold_signature();
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
   H5J_RETURN_IF_ERROR(end_rewrite());
   H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation

@@ -72,6 +72,8 @@ Result<bool> SuperblockGuardFile::starts_with_signature(uint64_t offset, std::sp
 // say) and is returned as it is.
 Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte> out) {
   auto n = inner().read_at(offset, out);
+  if (n && holding_)
+    for (uint64_t at = offset; at < held_.size() && at < offset + *n; ++at) out[at - offset] = held_[at];
   if (!n || !covers_version(offset, *n)) return n;
   std::byte& version = out[kSuperblockVersionOffset - offset];
   if ((version & kGuardBits) == std::byte{0}) return n;
@@ -81,9 +83,28 @@ Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte
   return n;
 }
 
+std::vector<std::byte> SuperblockGuardFile::hold(uint64_t offset, std::span<const std::byte> data) {
+  std::vector<std::byte> rest(data.begin(), data.end());
+  for (uint64_t at = offset; at < held_.size() && at < offset + data.size(); ++at) {
+    held_[at] = data[at - offset];
+    rest[at - offset] = std::byte{0};
+    held_end_ = std::max(held_end_, size_t(at) + 1);
+  }
+  return rest;
+}
+
+// The file was created empty: bytes of [0, held_end_) no write reached are
+// zeros there anyway.
+Status SuperblockGuardFile::release_signature() {
+  if (!holding_) return Status::ok();
+  holding_ = false;
+  return held_end_ == 0 ? Status::ok() : write_at(0, std::span(held_).first(held_end_));
+}
+
 // Like reads, only where the file starts with HDF5's signature: the bytes
 // written, or the file's.
 Status SuperblockGuardFile::write_at(uint64_t offset, std::span<const std::byte> data) {
+  if (holding_ && offset < held_.size()) return inner().write_at(offset, hold(offset, data));
   if (set_bits_ == std::byte{0} || !covers_version(offset, data.size())) return inner().write_at(offset, data);
   auto signature = starts_with_signature(offset, data);
   if (!signature) return signature.status();
@@ -105,7 +126,7 @@ Result<bool> SuperblockGuardFile::guard_intact() {
 // The engine writes the HDF5 file with write_at only; an asynchronous write
 // could not be guarded without a copy that outlives it.
 Result<uint64_t> SuperblockGuardFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
-  if (set_bits_ != std::byte{0} && covers_version(offset, data.size()))
+  if ((set_bits_ != std::byte{0} && covers_version(offset, data.size())) || (holding_ && offset < held_.size()))
     return Status(Code::kInvalid, path() + ": the superblock is written with write_at, not submit_write");
   return inner().submit_write(offset, data);
 }

@@ -24,13 +24,20 @@
 // signature; while guarding, a write of byte 8 sets the bit.  So the
 // engine's image, fingerprints and replay all see HDF5's bytes, whether the
 // file on disk is guarded or not.
+//
+// Before a file created empty has a commit, it has no guard but a held
+// signature: bytes 0 to 8 go to the disk as zeros, and are written at the
+// first commit, guarded.  Until then the disk holds no HDF5 file.
 #pragma once
 
+#include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "forwarding_file.h"
 
@@ -56,6 +63,19 @@ class SuperblockGuardFile : public ForwardingFile {
   // driver's back (the writer itself never writes byte 8 without it).
   Result<bool> guard_intact();
 
+  // From now on writes of bytes [0, 9), the signature and the version
+  // byte, put zeros there, and reads return the bytes written: until
+  // release_signature(), the file on disk starts with no HDF5 signature, so
+  // that no reader takes a file half written for HDF5's.
+  void hold_signature() {
+    assert(set_bits_ == std::byte{0});  // a file with a guard has a commit: never held
+    holding_ = true;
+  }
+  // Writes the held bytes in place in one write, the version byte guarded
+  // if guard() came first, and stops holding (if it was).
+  Status release_signature();
+  bool holds_signature() const { return holding_; }
+
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override;
   Status write_at(uint64_t offset, std::span<const std::byte> data) override;
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override;
@@ -66,8 +86,15 @@ class SuperblockGuardFile : public ForwardingFile {
   Status store_version_byte(std::byte b);
   Result<bool> starts_with_signature(uint64_t offset, std::span<const std::byte> bytes);
 
+  // Bytes [0, 9) of `data` written at `offset` kept in held_, zeros in
+  // their place.
+  std::vector<std::byte> hold(uint64_t offset, std::span<const std::byte> data);
+
   std::byte set_bits_{0};  // what writes of byte 8 add: 0 while not guarding
   bool guard_on_disk_ = false;  // the file holds a superblock this writer guarded
+  bool holding_ = false;
+  std::array<std::byte, kSuperblockVersionOffset + 1> held_{};  // what writes put there while holding
+  size_t held_end_ = 0;                                         // how far into held_ they reached
 };
 
 // True if `head` (a file's first bytes) starts with HDF5's signature.

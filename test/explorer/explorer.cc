@@ -191,7 +191,21 @@ class Explorer {
     };
     if (first.ok != second.ok || first.file != second.file || first.journal_left != second.journal_left)
       return fail("recovering the same state twice gave different results");
-    if (acked < 0) return true;  // nothing was promised yet
+    // Nothing was promised yet.  Still, a reader without the driver must
+    // find no HDF5 file, or one of the commits begun (superblock_guard.h,
+    // the held signature): never a file half written.
+    if (acked < 0) {
+      if (w_.run_engine != nullptr) return true;  // no HDF5 file to read
+      // And a file whole for other readers is whole for the driver too.
+      int k = commit_of(first.file);
+      if (k == -2 || (k >= 0 && k <= started && first.ok)) return true;
+      if (verbose) dump(image, trace_, spec);
+      if (k >= 0 && k <= started)
+        return fail("before any commit, the file reads as commit " + std::to_string(k) +
+                    " without the driver, and recovery refuses it: " + first.error);
+      return fail(k == -1 ? "before any commit, the file reads as HDF5 matching no commit"
+                          : "before any commit, the file reads as commit " + std::to_string(k));
+    }
     if (!first.ok && verbose) dump(image, trace_, spec);
     if (!first.ok) return fail("recovery failed: " + first.error);
     if (first.journal_left) return fail("a journal was left after recovery");
@@ -329,6 +343,10 @@ class Explorer {
         }
       }
       for (const auto& [k, v] : node.xattrs) std::printf(" xattr uuid %02x%02x gen %u", (unsigned char)v[0], (unsigned char)v[1], unsigned((unsigned char)v[16]));
+      if (path.ends_with(".h5")) {
+        std::printf(", head");
+        for (size_t i = 0; i < 9 && i < node.data.size(); ++i) std::printf(" %02x", unsigned(node.data[i]));
+      }
       std::printf("\n");
     }
     for (size_t i = 0; i < trace.size() && i < c.cut + 3; ++i)
