@@ -425,8 +425,10 @@ Status JournaledFile::close() {
 // The close's commit is never a checkpoint: the close writes the image into
 // the file itself, and a checkpoint first would cost two more flushes (its
 // image, then the new generation's header) and, for a file created empty,
-// the marker's too.  A job that writes a file and closes it commits once.
+// the marker's too.  A job that writes a file and closes it, with no
+// commit before, commits nothing to the journal (close_uncommitted.cc).
 Status JournaledFile::close_materialized() {
+  if (may_close_uncommitted()) return close_uncommitted();
   H5J_RETURN_IF_ERROR(commit_transaction());
   if (first_commit_done_) {
     H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
@@ -475,11 +477,15 @@ Status JournaledFile::end_close() {
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
   if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());
+  return remove_journal_files(/*sync_journal=*/durable && bound, /*sync_logs=*/durable);
+}
+
+Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   txn_.reset();
   journal_.reset();
   data_logs_.close();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
-  if (durable && bound) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
+  if (sync_journal) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
   // The applying marker goes last: while the journal may still be found,
   // its generation's fingerprint predates the image just written, so the
   // marker must be there.  If a crash loses this removal, the marker stays
@@ -488,8 +494,9 @@ Status JournaledFile::end_close() {
   H5J_RETURN_IF_ERROR(unmark_applying());
   // A session that found a journal may be left data logs by a job of more
   // ranks: it lists them.  Any other removes its own ranks' by name.
-  H5J_RETURN_IF_ERROR(report_.journal_found ? remove_data_logs(*opts_.fs, opts_.journal_path, durable)
-                                            : remove_data_logs_of_ranks(*opts_.fs, opts_.journal_path, opts_.ranks, durable));
+  H5J_RETURN_IF_ERROR(report_.journal_found
+                          ? remove_data_logs(*opts_.fs, opts_.journal_path, sync_logs)
+                          : remove_data_logs_of_ranks(*opts_.fs, opts_.journal_path, opts_.ranks, sync_logs));
   // Last: a reader that finds the journal finds the readers file too.
   if (!readers_) return Status::ok();
   H5J_RETURN_IF_ERROR(readers_->close_for_readers());

@@ -53,8 +53,10 @@ class FileSharing {
   // before rank 0's COMMIT, and no record of rank 0's could name them.
   bool commits_in_one_flush() const { return !shared_; }
   // Until its first commit a file created empty keeps HDF5's signature off
-  // the disk (superblock_guard.h): under MPI the other ranks read the
-  // file's head from the disk.
+  // the disk (superblock_guard.h), and a close with no commit before it
+  // writes the file without a journal, the signature last
+  // (close_uncommitted.cc): under MPI the other ranks read the file's head
+  // from the disk, and a close is the ranks' collective commit.
   bool holds_signature_until_commit() const { return !shared_; }
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).

@@ -180,7 +180,7 @@ Status JournaledFile::never_committed() const {
   bool has_readers = opts_.fs->exists(readers);
   return Status(Code::kNeverCommitted,
                 base_->path() + " was never committed: the process that created it stopped before its first "
-                                "H5Fflush or H5Fclose, so there is nothing to recover. " +
+                                "H5Fflush, or before its H5Fclose finished, so there is nothing to recover. " +
                     base_->path() + ", its journal " + opts_.journal_path +
                     (has_readers ? " and its readers file " + readers + " are" : " is") +
                     " left as they are; remove them, or create the file again");

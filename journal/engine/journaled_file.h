@@ -329,6 +329,16 @@ class JournaledFile : private RecoveredImage {
   Status close_in_log_form();
   // close()'s end, once the image is in the file.
   Status end_close();
+  // The journal, the data logs and the readers file removed; with
+  // `sync_journal` the journal's removal durable before the logs go, with
+  // `sync_logs` theirs after.
+  Status remove_journal_files(bool sync_journal, bool sync_logs);
+  // A close that committed nothing, of a file that held nothing committed:
+  // the image straight into the file, its signature last
+  // (close_uncommitted.cc).
+  bool may_close_uncommitted();
+  Status close_uncommitted();
+  static constexpr size_t kSignatureBytes = 8;
   // The image of `raw` (this generation's extents, or a layer already
   // written) and the overlay over it, into the file; not synced.
   Status write_image_to_base(const RawLayer& raw);

@@ -282,8 +282,9 @@ Status JournaledFile::start_writing() {
   }
   base_empty_ = image_.committed_size == 0;
   // Until its first commit a file created empty starts with no signature
-  // on disk, whatever goes in place: a crash before it leaves no
-  // half-written HDF5 file.
+  // on disk, whatever goes in place: its close may then need no journal
+  // (close_uncommitted.cc), and a crash before it leaves no half-written
+  // HDF5 file.
   if (base_empty_ && !report_.journal_found && sharing_.holds_signature_until_commit()) base_->hold_signature();
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
   H5J_RETURN_IF_ERROR(end_rewrite());

@@ -27,7 +27,8 @@
 //
 // Before a file created empty has a commit, it has no guard but a held
 // signature: bytes 0 to 8 go to the disk as zeros, and are written at the
-// first commit, guarded.  Until then the disk holds no HDF5 file.
+// first commit (guarded) or by a close that committed nothing, once the
+// rest of the file is durable.  Until then the disk holds no HDF5 file.
 #pragma once
 
 #include <array>
@@ -66,7 +67,8 @@ class SuperblockGuardFile : public ForwardingFile {
   // From now on writes of bytes [0, 9), the signature and the version
   // byte, put zeros there, and reads return the bytes written: until
   // release_signature(), the file on disk starts with no HDF5 signature, so
-  // that no reader takes a file half written for HDF5's.
+  // that no reader takes a file half written for HDF5's
+  // (close_uncommitted.cc).
   void hold_signature() {
     assert(set_bits_ == std::byte{0});  // a file with a guard has a commit: never held
     holding_ = true;

@@ -192,8 +192,9 @@ class Explorer {
     if (first.ok != second.ok || first.file != second.file || first.journal_left != second.journal_left)
       return fail("recovering the same state twice gave different results");
     // Nothing was promised yet.  Still, a reader without the driver must
-    // find no HDF5 file, or one of the commits begun (superblock_guard.h,
-    // the held signature): never a file half written.
+    // find no HDF5 file, or one of the commits begun (superblock_guard.h's
+    // held signature; a close that committed nothing writes the signature
+    // last, close_uncommitted.cc): never a file half written.
     if (acked < 0) {
       if (w_.run_engine != nullptr) return true;  // no HDF5 file to read
       // And a file whole for other readers is whole for the driver too.

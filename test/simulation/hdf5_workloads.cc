@@ -206,6 +206,34 @@ void parts(hid_t fapl, const std::string& file, CommitLog& log) {
   close_commit(f, log);
 }
 
+// A file written and closed with no H5Fflush, its only commit the close
+// (close_uncommitted.cc): groups, attributes, a chunked compressed dataset,
+// and a contiguous one of 144 KiB that goes in place.
+void one_close(hid_t fapl, const std::string& file, CommitLog& log) {
+  hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  must(f >= 0, "H5Fcreate");
+  hid_t g = H5Gcreate2(f, "/output", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  set_label(g, "a file per time step");
+  hsize_t dims[2] = {64, 16}, chunk[2] = {8, 16};
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, chunk);
+  H5Pset_deflate(dcpl, 1);
+  std::vector<double> small(64 * 16);
+  std::iota(small.begin(), small.end(), 0.5);
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t ds = H5Dcreate2(g, "chunked", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  must(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, small.data()) >= 0, "chunked");
+  H5Dclose(ds);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  std::vector<double> big(18432);
+  std::iota(big.begin(), big.end(), 7.0);
+  write_doubles(g, "contiguous", big);
+  set_int_attr(f, "step", 42);
+  H5Gclose(g);
+  close_commit(f, log);
+}
+
 // A time series of 8 KiB steps, one chunk each, a commit after each (the
 // benchmark's W4): every step is a write in new space short enough to be
 // journaled, and a crash must bring it back from the journal.  Every third
@@ -329,6 +357,11 @@ const std::vector<Workload>& workloads() {
       {"journal-elsewhere", "timesteps with journal_path=jnl/: the journal in another directory, so the "
        "first commit must make the file's own name durable as well as the journal's",
        uint64_t(64) << 20, small_steps, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, nullptr, "jnl/"},
+      {"one-close", "a file created, written and closed with no H5Fflush: its close, the only commit, writes "
+       "the file with no journal, its signature last",
+       uint64_t(64) << 20, one_close},
+      {"one-close-log", "the same with raw=log: the close copies the data log into the file",
+       uint64_t(64) << 20, one_close, H5FD_JOURNAL_RAW_LOG},
       {"series", "8 steps of one 8 KiB chunk each, a commit after each, every third rewriting an older row",
        uint64_t(64) << 20, series},
       {"series-checkpoints", "the same with a 16 KiB checkpoint threshold",

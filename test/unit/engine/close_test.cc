@@ -1,10 +1,9 @@
 // A close's cost on the disk: the flushes and bytes of a job that writes a
-// file and closes it, committing once (commit.cc, close_materialized).
+// file and closes it, committing at the close only (close_uncommitted.cc)
+// or once before it (commit.cc, close_materialized); and what it removes.
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -29,12 +28,31 @@ std::vector<std::byte> hdf5_like_file() {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed: one commit, no checkpoint before the close, no zeros ahead") {
+TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed without a commit: three flushes, no journal") {
   const std::vector<std::byte> content = hdf5_like_file();
   {
     auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
     REQUIRE(f);
     REQUIRE((*f)->write(0, content, 0));
+    // Until the close, the file on disk starts with no signature.
+    CHECK(test::read_file(path).at(0) == std::byte{0});
+    REQUIRE((*f)->close());
+  }
+  // The image with its signature held back, the journal's removal and the
+  // file's name, the signature (close_uncommitted.cc).
+  CHECK(syncs.calls == std::vector<std::string>{"fdatasync file", "fsync directory", "fsync file"});
+  CHECK(syncs.bytes_written["journal"] < (64u << 10));  // no MiB of zeros ahead for commits that never come
+  CHECK(test::read_file(path) == content);
+  CHECK(!fs.exists(opts.journal_path));
+}
+
+TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file committed once and closed: no checkpoint before the close") {
+  const std::vector<std::byte> content = hdf5_like_file();
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, content, 0));
+    REQUIRE((*f)->commit());
     REQUIRE((*f)->close());
   }
   // The commit: the journal's name, the binding with the file's bytes, the
@@ -42,12 +60,7 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed: one co
   // A checkpoint before the close would add two flushes and rebind.
   CHECK(syncs.calls == std::vector<std::string>{"fsync directory", "fsync file", "fdatasync journal",
                                                 "fdatasync file", "fsync file", "fsync directory"});
-  // Its records, a block or two: no MiB of zeros for commits that never come.
-  CHECK(syncs.bytes_written["journal"] < (64u << 10));
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(got.size() == content.size());
-  CHECK(std::memcmp(got.data(), content.data(), got.size()) == 0);
+  CHECK(test::read_file(path) == content);
 }
 
 namespace {
