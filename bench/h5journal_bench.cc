@@ -428,6 +428,32 @@ json checkpoint_in_parts(const Driver& d, const std::string& path, uint64_t mib,
   return r;
 }
 
+// A file per time step: `files` files beside `path`, each created, given
+// one contiguous dataset of `kib` KiB and an attribute, and closed with no
+// H5Fflush: one commit, the close's.  Durable sec2 fsyncs each after its
+// close.
+json file_per_step(const Driver& d, const std::string& path, int files, uint64_t kib) {
+  std::vector<double> data(size_t(kib) * 128, 1.5);
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  DiskCounters disk0 = disk_counters(path);
+  auto t0 = Clock::now();
+  for (int i = 0; i < files; ++i) {
+    BenchFile f(d, path + ".step" + std::to_string(i) + ".h5");
+    hid_t ds = create_dataset(f.id(), "field", {hsize_t(data.size())});
+    check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite");
+    hid_t a = check_id(H5Acreate2(ds, "step", H5T_NATIVE_INT, scalar, H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2");
+    check(H5Awrite(a, H5T_NATIVE_INT, &i), "H5Awrite");
+    H5Aclose(a);
+    H5Dclose(ds);
+    f.close();
+  }
+  json r = counted_result("files", d, seconds_since(t0), "files", files);
+  H5Sclose(scalar);
+  r["bytes"] = uint64_t(files) * (kib << 10);
+  add_disk_counts(r, disk0, path);
+  return r;
+}
+
 // W5, first half: a file and a journal of about `mib` MiB of committed
 // transactions, left as a crash leaves them.  Each transaction overwrites a
 // committed 64 MiB dataset in 1 MiB pieces, so every byte is journaled.
@@ -752,6 +778,10 @@ int main(int argc, char** argv) {
   auto* parts = with_driver(app.add_subcommand("parts", "a checkpoint written in parts, a commit after each"));
   parts->add_option("--mib", mib, "MiB in the dataset");
   parts->add_option("--pieces", pieces, "pieces");
+  int files = 0;
+  auto* fp = with_driver(app.add_subcommand("files", "a file per time step: create, write a dataset, close"));
+  fp->add_option("--files", files, "files")->required();
+  fp->add_option("--kib", kib, "KiB in each file's dataset");
   auto* bs = app.add_subcommand("bare-step", "a step appended with pwrite, then fdatasync: W4's floor");
   bs->add_option("file", path)->required();
   bs->add_option("--kib", kib, "KiB a step");
@@ -797,6 +827,7 @@ int main(int argc, char** argv) {
   if (*app.get_subcommand("strided")) r = strided_elements(driver, path, shape);
   if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
   if (*pt) r = particles(driver, path, pattern, processes);
+  if (*fp) r = file_per_step(driver, path, files, kib);
   if (*bs) r = bare_step(path, kib, count);
   if (*mk) make_crashed_journal(path, mib);
   if (*orec) r = open_recover(path);

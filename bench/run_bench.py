@@ -57,6 +57,9 @@ LAG_KIB = (64, 1024)
 # the disk's own floor, sec2 with an fdatasync every 100 ms and a durable
 # close (sec2-interval-durable).
 LONG_DRIVERS = ["sec2", "sec2-interval-durable", "sec2-close-durable", "journal/nosync", "journal/within"]
+# A file per time step (created, written, closed with no H5Fflush): the
+# journal's three settings against sec2, durable and not.
+FILES_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/nosync", "journal/within"]
 # Strided small elements: (layout, stride).
 STRIDED_SHAPES = ([("contiguous", s) for s in (2, 4, 16, 64)] + [("chunked", s) for s in (2, 4, 16, 64)] +
                   [("columns", 1)])
@@ -81,6 +84,7 @@ SIZES = {
     "parts_mib": ((256, 1024), (16, 32)),
     "particles": (1 << 18, 1 << 12),  # a timestep's particles, 32 bytes each; 8 timesteps a file
     "parts_pieces": (16, 4),
+    "files": (((64, 500), (1024, 200)), ((64, 10), (1024, 4))),  # (KiB a file, files)
     "w5_mib": ((64, 1024), (16,)),
     "reader_open_mib": ((1, 16, 64, 256), (1, 16)),  # a live reader's open against the journal's size
     "live_seconds": (10, 2),  # each commit-rate sample: W4's commits beside 0, 1 and 4 polling readers,
@@ -443,6 +447,8 @@ def main():
                               "--processes", processes], PARTICLE_DRIVERS, tag=f"/{layout}/{dims}/{processes}")
     parts = {mib: b.alternate("parts", ["--mib", mib, "--pieces", b.size("parts_pieces")], DURABLE_DRIVERS,
                               tag=f"/{mib}") for mib in b.size("parts_mib")}
+    files = {(kib, n): b.alternate("files", ["--files", n, "--kib", kib], FILES_DRIVERS, tag=f"/{kib}KiB")
+             for kib, n in b.size("files")}
     w5 = {mib: b.recovery(mib) for mib in b.size("w5_mib")}
     live = b.live_readers()
 
@@ -467,6 +473,7 @@ def main():
     report_strided(rep, strided)
     report_particles(rep, particles, b.size("particles"))
     report_parts(rep, parts, b.size("parts_pieces"))
+    report_files(rep, files)
     report_w5(rep, w5)
     report_live_readers(rep, *live)
 
@@ -722,6 +729,24 @@ def report_parts(rep, parts, pieces):
             rows.append([f"{mib} MiB", d, f"{throughput(ss):.0f}", f"±{spread(ss, 'seconds'):.0f}%", f"{amp:.2f}x",
                          f"{median(ss, 'peak_rss_mib'):.0f}"])
     rep.table(["size", "driver", "MB/s", "spread", "bytes to disk / data", "peak RSS MiB"], rows)
+
+
+def report_files(rep, files):
+    rep.add("### A file per time step: created, one dataset written, closed with no H5Fflush", "",
+            "Milliseconds a file (median), the ratios of throughput (journal/uring and journal/within to durable "
+            "sec2, whose fsync after each close makes it durable as their close does; journal/nosync to sec2), "
+            "and device flushes a file.", "")
+    rows = []
+    for (kib, n), res in files.items():
+        ms = {d: median(res[d], "seconds") / n * 1000 for d in FILES_DRIVERS}
+        rows.append([f"{kib} KiB x {n}"] + [f"{ms[d]:.2f}" for d in FILES_DRIVERS] +
+                    [f"{ms['sec2-durable'] / ms['journal/uring']:.2f}x", f"{ms['sec2'] / ms['journal/nosync']:.2f}x",
+                     f"{ms['sec2-durable'] / ms['journal/within']:.2f}x",
+                     f"{fmt(flushes(res['journal/uring'], 'files'), '{:.2f}')} / "
+                     f"{fmt(flushes(res['sec2-durable'], 'files'), '{:.2f}')}"])
+    rep.table(["files"] + [f"{d} ms" for d in FILES_DRIVERS] +
+              ["uring / durable sec2", "nosync / sec2", "within / durable sec2",
+               "flushes a file, uring / durable sec2"], rows)
 
 
 def report_w5(rep, w5):
