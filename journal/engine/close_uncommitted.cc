@@ -44,9 +44,23 @@
 
 namespace h5j {
 
+// The files the file's and the journal's names lead to now.  A relative
+// name leads elsewhere once the program changes its working directory
+// (HDF5's own vds test does, between a create and its close).
+std::optional<std::pair<FileId, FileId>> JournaledFile::names_lead_to() {
+  auto file = opts_.fs->id(base_->path());
+  auto journal = opts_.fs->id(opts_.journal_path);
+  if (!file || !journal) return std::nullopt;
+  return std::pair(*file, *journal);
+}
+
 bool JournaledFile::may_close_uncommitted() {
   if (first_commit_done_ || report_.journal_found || !base_empty_ || !opts_.materialize_at_close) return false;
   if (!base_->holds_signature() || image_.logical_size < kSignatureBytes) return false;
+  // By name it removes the journal and syncs the directories: were the
+  // names to lead elsewhere, the journal, with no commit, would stay beside
+  // the whole file, and the driver would refuse the file as never committed.
+  if (!names_at_open_ || names_lead_to() != names_at_open_) return false;
   std::array<std::byte, kSignatureBytes> head{};
   return read(0, head) && is_hdf5_head(head);
 }

@@ -338,6 +338,7 @@ class JournaledFile : private RecoveredImage {
   // (close_uncommitted.cc).
   bool may_close_uncommitted();
   Status close_uncommitted();
+  std::optional<std::pair<FileId, FileId>> names_lead_to();
   static constexpr size_t kSignatureBytes = 8;
   // The image of `raw` (this generation's extents, or a layer already
   // written) and the overlay over it, into the file; not synced.
@@ -400,6 +401,7 @@ class JournaledFile : private RecoveredImage {
   int checkpoint_sync_rounds_ = 0;
   uint64_t checkpoint_sync_txn_ = 0;
   bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_committed
+  std::optional<std::pair<FileId, FileId>> names_at_open_;  // the file's and the journal's, while the signature is held
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
   uint64_t written_back_at_ = 0;    // the generation's bytes at its last early write-back

@@ -285,7 +285,10 @@ Status JournaledFile::start_writing() {
   // on disk, whatever goes in place: its close may then need no journal
   // (close_uncommitted.cc), and a crash before it leaves no half-written
   // HDF5 file.
-  if (base_empty_ && !report_.journal_found && sharing_.holds_signature_until_commit()) base_->hold_signature();
+  if (base_empty_ && !report_.journal_found && sharing_.holds_signature_until_commit()) {
+    base_->hold_signature();
+    names_at_open_ = names_lead_to();
+  }
   H5J_RETURN_IF_ERROR(start_generation(generation, first_txn, uuid));
   H5J_RETURN_IF_ERROR(end_rewrite());
   H5J_RETURN_IF_ERROR(unmark_applying());  // a replay's writes are behind the new generation

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -111,4 +112,30 @@ TEST_CASE_FIXTURE(FileInDir, "a close after a recovery removes the data logs of 
   REQUIRE((*f)->close());
   CHECK(!fs.exists(log5));
   CHECK(!fs.exists(opts.journal_path));
+}
+
+// HDF5's vds test creates a file by a relative name, changes its working
+// directory, and closes it: the names no longer lead to the file and its
+// journal, so the close commits through the journal as any other, and the
+// file opens again through the driver.
+TEST_CASE("a close after the working directory changed leaves no journal that would refuse the file") {
+  TempDir dir, elsewhere;
+  const std::vector<std::byte> content = hdf5_like_file();
+  struct BackHome {
+    std::filesystem::path home = std::filesystem::current_path();
+    ~BackHome() { std::filesystem::current_path(home); }
+  } back_home;
+  std::filesystem::current_path(dir.path(""));
+  JournalOptions opts = options("t.h5.jnl", IoEngine::kSync, 64 << 20);
+  {
+    auto f = JournaledFile::open("t.h5", Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, content, 0));
+    std::filesystem::current_path(elsewhere.path(""));
+    CHECK((*f)->close());
+  }
+  std::filesystem::current_path(dir.path(""));
+  auto again = JournaledFile::open("t.h5", Access::kReadWrite, opts);
+  REQUIRE(again);
+  CHECK(read_all(**again) == content);
 }
