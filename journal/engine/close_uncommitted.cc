@@ -68,11 +68,7 @@ bool JournaledFile::may_close_uncommitted() {
 Status JournaledFile::close_uncommitted() {
   const bool durable = opts_.ring.durable;
   H5J_RETURN_IF_ERROR(place_staged_below(UINT64_MAX));
-  H5J_RETURN_IF_ERROR(apply_image(
-      image_.raw, image_.overlay_to_apply(), image_.logical_size,
-      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
-      [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
-      opts_.progress, &apply_run_));
+  H5J_RETURN_IF_ERROR(apply_to_base(image_.raw, image_.logical_size));  // the open transaction's size
   if (durable) H5J_RETURN_IF_ERROR(base_->sync_data());
   H5J_RETURN_IF_ERROR(remove_journal_files(/*sync_journal=*/false, /*sync_logs=*/false));
   if (durable) H5J_RETURN_IF_ERROR(sync_names());  // the file's name too, and the journal's removal

@@ -373,8 +373,12 @@ JournaledFile::Stats JournaledFile::stats() const {
 Status JournaledFile::write_image_to_base(const RawLayer& raw) {
   if (background_) H5J_RETURN_IF_ERROR(make_commits_durable());
   H5J_RETURN_IF_ERROR(mark_applying());
+  return apply_to_base(raw, image_.committed_size);
+}
+
+Status JournaledFile::apply_to_base(const RawLayer& raw, uint64_t size) {
   return apply_image(
-      raw, image_.overlay_to_apply(), image_.committed_size,
+      raw, image_.overlay_to_apply(), size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
       opts_.progress, &apply_run_);

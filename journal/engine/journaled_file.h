@@ -343,6 +343,8 @@ class JournaledFile : private RecoveredImage {
   // The image of `raw` (this generation's extents, or a layer already
   // written) and the overlay over it, into the file; not synced.
   Status write_image_to_base(const RawLayer& raw);
+  // write_image_to_base's writes alone, the file set to `size`.
+  Status apply_to_base(const RawLayer& raw, uint64_t size);
   // The header of the generation the journal holds now: this session's, or
   // while an open replays, the crashed session's; nullptr before either.
   const JournalHeader* header_on_disk() const {

@@ -83,14 +83,15 @@ Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte
   return n;
 }
 
-std::vector<std::byte> SuperblockGuardFile::hold(uint64_t offset, std::span<const std::byte> data) {
-  std::vector<std::byte> rest(data.begin(), data.end());
-  for (uint64_t at = offset; at < held_.size() && at < offset + data.size(); ++at) {
-    held_[at] = data[at - offset];
-    rest[at - offset] = std::byte{0};
-    held_end_ = std::max(held_end_, size_t(at) + 1);
-  }
-  return rest;
+// The held part as zeros, then the rest as it is: no copy of a large write
+// (an image's first run reaches 8 MiB).
+Status SuperblockGuardFile::write_held(uint64_t offset, std::span<const std::byte> data) {
+  const size_t head = std::min(data.size(), size_t(held_.size() - offset));
+  std::copy_n(data.begin(), head, held_.begin() + offset);
+  held_end_ = std::max(held_end_, size_t(offset) + head);
+  const std::array<std::byte, kSuperblockVersionOffset + 1> zeros{};
+  H5J_RETURN_IF_ERROR(inner().write_at(offset, std::span(zeros).first(head)));
+  return head == data.size() ? Status::ok() : inner().write_at(offset + head, data.subspan(head));
 }
 
 // The file was created empty: bytes of [0, held_end_) no write reached are
@@ -104,7 +105,7 @@ Status SuperblockGuardFile::release_signature() {
 // Like reads, only where the file starts with HDF5's signature: the bytes
 // written, or the file's.
 Status SuperblockGuardFile::write_at(uint64_t offset, std::span<const std::byte> data) {
-  if (holding_ && offset < held_.size()) return inner().write_at(offset, hold(offset, data));
+  if (holding_ && offset < held_.size()) return write_held(offset, data);
   if (set_bits_ == std::byte{0} || !covers_version(offset, data.size())) return inner().write_at(offset, data);
   auto signature = starts_with_signature(offset, data);
   if (!signature) return signature.status();

@@ -38,7 +38,6 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "forwarding_file.h"
 
@@ -88,9 +87,9 @@ class SuperblockGuardFile : public ForwardingFile {
   Status store_version_byte(std::byte b);
   Result<bool> starts_with_signature(uint64_t offset, std::span<const std::byte> bytes);
 
-  // Bytes [0, 9) of `data` written at `offset` kept in held_, zeros in
-  // their place.
-  std::vector<std::byte> hold(uint64_t offset, std::span<const std::byte> data);
+  // Writes `data` at `offset` (below 9), its bytes in [0, 9) kept in held_
+  // and zeros in their place.
+  Status write_held(uint64_t offset, std::span<const std::byte> data);
 
   std::byte set_bits_{0};  // what writes of byte 8 add: 0 while not guarding
   bool guard_on_disk_ = false;  // the file holds a superblock this writer guarded
