@@ -148,6 +148,7 @@ class JournalWriter {
   uint64_t allocated_end_ = 0;  // the journal file is written up to here
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
   bool preallocate_ = true;     // false after a full disk, and for a close's commit
+  uint64_t zeros_ahead_;        // how far past the records the next zeros reach (reserve())
 };
 
 }  // namespace h5j

@@ -193,3 +193,39 @@ TEST_CASE("io_engine=auto sets its ring up at the first write that needs one, an
   REQUIRE(!forced);
   CHECK(forced.status().message().find("io_uring setup") != std::string::npos);
 }
+
+// The zeros a durable journal writes ahead of its records reach 256 KiB past
+// them at the first commit, and twice as far at each later growth, up to
+// 2 MiB: a session of a few commits syncs 256 KiB of zeros, not 2 MiB, and
+// a long one still grows its journal once every 2 MiB of records.
+TEST_CASE("a durable journal's zeros ahead start at 256 KiB and double up to 2 MiB") {
+  TempDir dir;
+  std::string path = dir.path("z.jnl");
+  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  REQUIRE(file);
+  JournalHeader h;
+  h.generation = 1;
+  auto w = JournalWriter::start(**file, h, RingOptions{2, 256 << 10, true}, true);
+  REQUIRE(w);
+  auto data = pattern(60 << 10, 4);
+  std::vector<uint64_t> aheads;  // zeros past the records, at each growth
+  uint64_t size = test::file_size(path);
+  for (int c = 0; c < 200; ++c) {
+    REQUIRE((*w)->begin());
+    REQUIRE((*w)->append_write(uint64_t(c) << 16, 0, data));
+    REQUIRE((*w)->commit({uint64_t(c + 1) << 16, 0, 0}));
+    uint64_t now = test::file_size(path);
+    if (now != size) aheads.push_back(now - kFirstRecordOffset - (*w)->generation_bytes());
+    size = now;
+  }
+  REQUIRE(aheads.size() >= 6);
+  const uint64_t KiB = 1024;
+  // Each growth reaches its step past the records' end rounded up to 64 KiB,
+  // and the COMMIT's block took a little of it.
+  uint64_t steps[] = {256 * KiB, 512 * KiB, 1024 * KiB, 2048 * KiB, 2048 * KiB, 2048 * KiB};
+  for (size_t i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    CHECK(aheads[i] > steps[i] - 64 * KiB);
+    CHECK(aheads[i] < steps[i] + 64 * KiB);
+  }
+}
