@@ -221,22 +221,23 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t ta
 // the raw layer pointing at them.
 Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
   PatternBuilder builder;
-  std::vector<std::span<const std::byte>> gathered;
+  std::vector<std::span<const std::byte>>& gathered = raw_gathered_;
+  gathered.clear();
   uint64_t gathered_bytes = 0;
   auto emit = [&]() -> Status {
     size_t used = 0;
     for (const RawPattern& p : builder.take()) {
-      // Each pattern takes the next p.bytes() gathered bytes.
-      std::vector<std::span<const std::byte>> mine;
-      for (uint64_t need = p.bytes(); need > 0;) {
-        auto& piece = gathered[used];  // may be split across two patterns
-        size_t n = size_t(std::min<uint64_t>(piece.size(), need));
-        mine.push_back(piece.subspan(0, n));
-        piece = piece.subspan(n);
-        need -= n;
-        if (piece.empty()) ++used;
-      }
-      H5J_RETURN_IF_ERROR(append_pattern(p, mine));
+      // Each pattern takes the next p.bytes() gathered bytes: pieces
+      // [used, last], the last one cut to what the pattern needs and its rest
+      // left for the next pattern.
+      size_t last = used;
+      uint64_t need = p.bytes();
+      for (; need > gathered[last].size(); ++last) need -= gathered[last].size();
+      std::span<const std::byte> rest = gathered[last].subspan(size_t(need));
+      gathered[last] = gathered[last].subspan(0, size_t(need));
+      H5J_RETURN_IF_ERROR(append_pattern(p, Gather(gathered).subspan(used, last - used + 1)));
+      gathered[last] = rest;
+      used = rest.empty() ? last + 1 : last;
     }
     gathered.clear();
     gathered_bytes = 0;
