@@ -1,5 +1,7 @@
 #include "background_sync.h"
 
+#include <algorithm>
+
 namespace h5j {
 
 Status sync_in_commit_order(File& file, File& journal) {
@@ -19,19 +21,37 @@ BackgroundSync::~BackgroundSync() {
     stop_ = true;
   }
   wake_.notify_all();
+  taken_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
-void BackgroundSync::written(uint64_t txn, uint64_t commits) {
+void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes) {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     written_ = {txn, commits};
-    if (thread_.joinable() || (commits % kInlineEvery != 0 && !hurry_)) return;
+    unsynced_bytes_ += bytes;
+    if (thread_.joinable()) {
+      if (unsynced_bytes_ > budget_) {  // the disk is behind: wait for a sync to take them
+        hurry_ = true;
+        wake_.notify_all();
+        taken_.wait(lock, [this] { return stop_ || !failure_.is_ok() || unsynced_bytes_ <= budget_; });
+      }
+      return;
+    }
+    if (commits % kInlineEvery != 0 && !hurry_) return;
     hurry_ = false;
+    take_unsynced();
   }
   Status s = sync_through({txn, commits});
   std::lock_guard lock(mu_);
   if (!s && failure_.is_ok()) failure_ = s;
+}
+
+uint64_t BackgroundSync::take_unsynced() {
+  uint64_t bytes = unsynced_bytes_;
+  unsynced_bytes_ = 0;
+  taken_.notify_all();
+  return bytes;
 }
 
 void BackgroundSync::hurry() {
@@ -61,6 +81,7 @@ Status BackgroundSync::sync_now() {
     std::lock_guard lock(mu_);
     if (!failure_.is_ok()) return failure_;
     upto = written_;
+    take_unsynced();
   }
   return sync_through(upto);
 }
@@ -75,19 +96,35 @@ Status BackgroundSync::failure() const {
   return failure_;
 }
 
-// Every interval, while something written is not yet durable.  A failed
-// sync ends the syncing: the writer reports it at its next call and stops.
+// An interval after the last sync began, or at its end if it took longer,
+// while something written is not yet durable.  A failed sync ends the
+// syncing: the writer reports it at its next call and stops.
 void BackgroundSync::run() {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
+  Clock::time_point began = Clock::now();
   while (!stop_) {
-    wake_.wait_for(lock, interval_, [this] { return stop_ || hurry_; });
+    wake_.wait_until(lock, began + interval_, [this] { return stop_ || hurry_; });
     hurry_ = false;
-    if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) continue;
+    if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) {
+      began = Clock::now();  // nothing was due: the next look is an interval away
+      continue;
+    }
     Durable upto = written_;
+    uint64_t bytes = take_unsynced();
+    began = Clock::now();
     lock.unlock();
     Status s = sync_through(upto);
+    std::chrono::duration<double> took = Clock::now() - began;
     lock.lock();
-    if (!s && failure_.is_ok()) failure_ = s;
+    if (!s && failure_.is_ok()) {
+      failure_ = s;
+      taken_.notify_all();
+    }
+    if (s && bytes >= kMeasuredMin && took.count() > 0) {
+      double per_interval = double(bytes) / took.count() * std::chrono::duration<double>(interval_).count();
+      budget_ = std::max<uint64_t>(kLeastBudget, uint64_t(per_interval));
+    }
   }
 }
 

@@ -33,6 +33,19 @@
 // error, under mu_.  Syncs, the thread's and sync_now's, run one at a time
 // under sync_mu_.
 //
+// WHEN THE DISK FALLS BEHIND.  The thread starts a sync an interval after
+// the last one started, or as soon as it ends if it took longer.  A writer
+// faster than the disk would make each sync longer than the last, and the
+// lag would grow without bound.  So each sync measures the disk's rate (the
+// bytes it made durable over its time), and a commit that leaves more
+// unsynced bytes than that rate writes in one interval waits until a sync
+// takes them (Redis's appendfsync everysec blocks its writes the same way).
+// Until a sync has measured the rate, the budget is its least, 4 MiB: a
+// writer that ran free until then would already be a long sync ahead.
+// A sync then writes at most about an interval's worth, and a commit is
+// durable within the interval, plus the sync running when it came, plus
+// its own: the lag the harness measures (docs/performance.md).
+//
 // Where operations must be counted or recorded in order (the crash-state
 // explorer, the fault sweep: FileSystem::deterministic), no thread runs:
 // written() syncs every kInlineEvery-th transaction itself, so that
@@ -67,8 +80,11 @@ class BackgroundSync {
   BackgroundSync(const BackgroundSync&) = delete;
   BackgroundSync& operator=(const BackgroundSync&) = delete;
 
-  // Transaction `txn`, the session's `commits`-th commit, is written.
-  void written(uint64_t txn, uint64_t commits);
+  // Transaction `txn`, the session's `commits`-th commit, is written, with
+  // `bytes` in place for the next sync to write (its records ride along:
+  // their time counts in the measured rate).  Waits while the disk is
+  // behind (above).
+  void written(uint64_t txn, uint64_t commits, uint64_t bytes);
   // Transaction `txn` and every one before it are durable already: the
   // writer committed durably itself.
   void made_durable(Durable upto);
@@ -88,18 +104,27 @@ class BackgroundSync {
   Status failure() const;
 
   static constexpr uint64_t kInlineEvery = 3;
+  // A sync of fewer bytes measures its flush more than the disk's rate;
+  // below the least budget, waiting would cost more than it bounds.
+  static constexpr uint64_t kMeasuredMin = uint64_t(1) << 20;
+  static constexpr uint64_t kLeastBudget = uint64_t(4) << 20;
 
  private:
   void run();
+  // The unsynced bytes taken by a sync that begins now.
+  uint64_t take_unsynced();
   // Syncs the file, then the journal, and publishes `upto`.
   Status sync_through(Durable upto);
 
   std::unique_ptr<File> file_, journal_;
   const std::chrono::milliseconds interval_;
 
-  mutable std::mutex mu_;  // guards written_, durable_, failure_, hurry_, stop_
+  mutable std::mutex mu_;  // guards written_, durable_, failure_, hurry_, stop_, the bytes
   std::condition_variable wake_;
+  std::condition_variable taken_;  // a sync took the unsynced bytes, or the syncing stopped
   Durable written_, durable_;
+  uint64_t unsynced_bytes_ = 0;        // written since the last sync began
+  uint64_t budget_ = kLeastBudget;     // what the disk syncs in an interval, as last measured
   uint64_t generation_ = 0;  // new_generation calls, so that an older sync publishes nothing
   Status failure_;
   bool hurry_ = false;

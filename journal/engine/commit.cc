@@ -200,7 +200,7 @@ Status JournaledFile::commit_transaction() {
   image_.committed_size = image_.logical_size;
   ++stats_.commits;
   if (background_ && *in_place) {
-    background_->written(txn_->records().last_committed_txn(), stats_.commits);
+    background_->written(txn_->records().last_committed_txn(), stats_.commits, bytes_named(**in_place));
   } else if (opts_.ring.durable) {
     durable_commits_ = stats_.commits;
     if (background_) background_->made_durable({durable_txn_, durable_commits_});

@@ -91,7 +91,7 @@ Status JournaledFile::hand_over_writes(PreparedIndex& mine) {
     left_to_background_ = true;
     base_->forget_in_place();
     pending_.committed_unsynced();
-    background_->written(commit_seq_, commit_seq_);
+    background_->written(commit_seq_, commit_seq_, bytes_named(mine.in_place));
     mine.durable_through = background_->durable().txn;
     return Status::ok();
   }

@@ -408,6 +408,12 @@ struct InPlacePayload {
   uint64_t length = 0;
   uint32_t masked_crc = 0;
 };
+// The bytes the payloads name, in all.
+inline uint64_t bytes_named(std::span<const InPlacePayload> payloads) {
+  uint64_t n = 0;
+  for (const InPlacePayload& p : payloads) n += p.length;
+  return n;
+}
 void encode_in_place(const InPlacePayload& p, std::span<std::byte, kInPlacePayloadSize> out);
 InPlacePayload decode_in_place(std::span<const std::byte, kInPlacePayloadSize> in);
 
