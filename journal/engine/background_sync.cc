@@ -72,6 +72,7 @@ void BackgroundSync::new_generation(uint64_t first_txn) {
   std::lock_guard lock(mu_);
   written_.txn = durable_.txn = first_txn - 1;
   durable_.commits = written_.commits;
+  take_unsynced();  // the checkpoint made them durable
   ++generation_;
 }
 
@@ -107,6 +108,7 @@ void BackgroundSync::run() {
     wake_.wait_until(lock, began + interval_, [this] { return stop_ || hurry_; });
     hurry_ = false;
     if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) {
+      if (written_.txn <= durable_.txn) take_unsynced();  // durable already: nobody waits for them
       began = Clock::now();  // nothing was due: the next look is an interval away
       continue;
     }
