@@ -107,8 +107,8 @@ void BackgroundSync::run() {
   while (!stop_) {
     wake_.wait_until(lock, began + interval_, [this] { return stop_ || hurry_; });
     hurry_ = false;
+    if (written_.txn <= durable_.txn) take_unsynced();  // durable already: nobody waits for them
     if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) {
-      if (written_.txn <= durable_.txn) take_unsynced();  // durable already: nobody waits for them
       began = Clock::now();  // nothing was due: the next look is an interval away
       continue;
     }

@@ -104,12 +104,13 @@ class BackgroundSync {
   Status failure() const;
 
   static constexpr uint64_t kInlineEvery = 3;
+
+ private:
   // A sync of fewer bytes measures its flush more than the disk's rate;
   // below the least budget, waiting would cost more than it bounds.
   static constexpr uint64_t kMeasuredMin = uint64_t(1) << 20;
   static constexpr uint64_t kLeastBudget = uint64_t(4) << 20;
 
- private:
   void run();
   // The unsynced bytes taken by a sync that begins now.
   uint64_t take_unsynced();
