@@ -20,13 +20,7 @@ using namespace h5j::test;
 
 namespace {
 
-constexpr uint64_t kMeta = 4096, kStep = 20000;
-
-std::vector<std::byte> step_bytes(int i) {
-  std::vector<std::byte> step(kStep);
-  for (size_t j = 0; j < step.size(); ++j) step[j] = std::byte(j * 7 + size_t(i) * 13 + 1);
-  return step;
-}
+constexpr uint64_t kMeta = 4096;
 
 // A time series written by the follower, its end recorded by rank 0 in
 // the file's first bytes, as HDF5's superblock does.  The syscalls of
@@ -65,8 +59,8 @@ struct Job {
     return ranks;
   }
   Status commit_step() {
-    uint64_t end = kMeta + uint64_t(steps + 1) * kStep;
-    Status w = follower->write_raw(kMeta + uint64_t(steps) * kStep, step_bytes(steps), 6);
+    uint64_t end = kMeta + uint64_t(steps + 1) * kSeriesStep;
+    Status w = follower->write_raw(kMeta + uint64_t(steps) * kSeriesStep, series_step(steps), 6);
     REQUIRE_MESSAGE(w, w.message());
     std::vector<std::byte> head(8);
     std::memcpy(head.data(), &end, 8);
@@ -120,7 +114,7 @@ TEST_CASE("durable_within under MPI: a follower's step is named in rank 0's COMM
   CHECK(job.owner_sys.calls.empty());
   CHECK(job.durable() == 1);
   // The follower's step, named by rank 0's COMMIT.
-  CHECK(job.in_place_of(2) == std::vector<std::pair<uint64_t, uint64_t>>{{kMeta + kStep, kStep}});
+  CHECK(job.in_place_of(2) == std::vector<std::pair<uint64_t, uint64_t>>{{kMeta + kSeriesStep, kSeriesStep}});
 
   // The third commit: each rank's background syncs inline, the follower's
   // at its step 1, so every rank's sync covers commit 3.
@@ -133,7 +127,7 @@ TEST_CASE("durable_within under MPI: a follower's step is named in rank 0's COMM
   job.owner_sys.calls.clear();
   REQUIRE(job.commit_step());
   CHECK(job.durable() == 3);
-  CHECK(job.in_place_of(4) == std::vector<std::pair<uint64_t, uint64_t>>{{kMeta + 3 * kStep, kStep}});  // its own step only
+  CHECK(job.in_place_of(4) == std::vector<std::pair<uint64_t, uint64_t>>{{kMeta + 3 * kSeriesStep, kSeriesStep}});  // its own step only
   // The collective wait: the follower's file, then rank 0's file and journal.
   REQUIRE(wait_durable_in_one_process(job.both()));
   CHECK(follower_sys.calls == std::vector<std::string>{"fdatasync file"});
@@ -168,7 +162,7 @@ TEST_CASE("durable_within under MPI: recovery checks a follower's step, and stop
     job.follower.reset();
     ::chmod(job.where.path.c_str(), 0644);  // the crashed writer's write protection
     auto bytes = read_file(job.where.path);
-    bytes[kMeta + 3 * kStep + 100] ^= std::byte(1);
+    bytes[kMeta + 3 * kSeriesStep + 100] ^= std::byte(1);
     write_file(job.where.path, bytes);
     CHECK(job.crash_and_recover() == states[2]);
   }
@@ -186,7 +180,7 @@ TEST_CASE("durable_within under MPI: a follower's background sync that fails sto
   CHECK(s.sys_errno() == EIO);
   CHECK(s.message().find(std::strerror(EIO)) != std::string::npos);
   // Fail-stop, on every rank.
-  CHECK(!job.follower->write_raw(kMeta + 4 * kStep, step_bytes(4), 6));
-  CHECK(!job.owner->write(0, step_bytes(4), 1));
+  CHECK(!job.follower->write_raw(kMeta + 4 * kSeriesStep, series_step(4), 6));
+  CHECK(!job.owner->write(0, series_step(4), 1));
   CHECK(job.crash_and_recover() == committed);
 }

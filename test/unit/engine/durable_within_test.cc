@@ -24,21 +24,13 @@ using namespace h5j::test;
 
 namespace {
 
-constexpr size_t kStep = 20000;
-
-std::vector<std::byte> step_bytes(int i) {
-  std::vector<std::byte> step(kStep);
-  for (size_t j = 0; j < step.size(); ++j) step[j] = std::byte(j * 7 + size_t(i) * 13 + 1);
-  return step;
-}
-
 // A time series under durable=100ms.  Its syscalls are seen, so the
 // background's syncs run inline, every third commit (kInlineEvery).
-struct Series : FileWithSyncsSeen {
+struct DurableWithinSeries : FileWithSyncsSeen {
   std::unique_ptr<JournaledFile> f;
   std::vector<std::vector<std::byte>> states;  // the file after each commit
 
-  explicit Series(std::chrono::milliseconds within = std::chrono::milliseconds(100)) {
+  explicit DurableWithinSeries(std::chrono::milliseconds within = std::chrono::milliseconds(100)) {
     opts.durable_within = within;
     opts.inplace_min_bytes = 0;  // every step in place, named in INPLACE records
   }
@@ -49,7 +41,7 @@ struct Series : FileWithSyncsSeen {
   }
   // Step i appended, then a commit.
   void commit_step(int i) {
-    REQUIRE(f->write(f->size(), step_bytes(i), 0));
+    REQUIRE(f->write(f->size(), series_step(i), 0));
     REQUIRE(f->commit());
     states.push_back(read_all(*f));
   }
@@ -73,7 +65,7 @@ struct Series : FileWithSyncsSeen {
   void damage_step(int i) {
     ::chmod(path.c_str(), 0644);  // the crashed writer's write protection
     auto bytes = read_file(path);
-    bytes[size_t(i) * kStep + 100] ^= std::byte(1);
+    bytes[size_t(i) * kSeriesStep + 100] ^= std::byte(1);
     write_file(path, bytes);
   }
 };
@@ -82,7 +74,7 @@ struct Series : FileWithSyncsSeen {
 
 TEST_CASE("durable_within: the first commit is durable; later ones are only written, and every third the file, "
           "then the journal, is synced") {
-  Series s;
+  DurableWithinSeries s;
   s.create();
   s.commit_step(0);
   CHECK(s.f->stats().durable_commits == 1);
@@ -104,7 +96,7 @@ TEST_CASE("durable_within: the first commit is durable; later ones are only writ
 
 TEST_CASE("durable_within: recovery checks every commit after the durable one, and stops before the first whose "
           "bytes are missing") {
-  Series s;
+  DurableWithinSeries s;
   s.create();
   for (int i = 0; i < 5; ++i) s.commit_step(i);  // 3 durable; 4 and 5 wait, and COMMIT 5 names 3
   s.f.reset();                                     // a crash
@@ -134,7 +126,7 @@ TEST_CASE("durable_within: recovery checks every commit after the durable one, a
 }
 
 TEST_CASE("durable_within: the wait syncs the file, then the journal, and every commit is then durable") {
-  Series s;
+  DurableWithinSeries s;
   s.create();
   s.commit_step(0);
   s.commit_step(1);
@@ -153,7 +145,7 @@ TEST_CASE("durable_within: the wait syncs the file, then the journal, and every 
 // while the journal grows past checkpoint_bytes, and at commit 5, every
 // commit durable, it writes its image with no sync of theirs before it.
 TEST_CASE("durable_within: a due checkpoint waits for the background's sync, and then syncs no commit itself") {
-  Series s;
+  DurableWithinSeries s;
   s.opts.checkpoint_bytes = 4 * kBlockSize;  // each commit's records fill a block: due at commit 4
   s.create();
   for (int i = 0; i < 3; ++i) s.commit_step(i);
@@ -176,7 +168,7 @@ TEST_CASE("durable_within: a due checkpoint waits for the background's sync, and
 }
 
 TEST_CASE("durable=false: the wait makes the commits so far durable, in commit order") {
-  Series s;
+  DurableWithinSeries s;
   s.opts.durable_within = std::chrono::milliseconds(0);
   s.opts.ring.durable = false;
   s.create();
@@ -190,11 +182,11 @@ TEST_CASE("durable=false: the wait makes the commits so far durable, in commit o
 }
 
 TEST_CASE("durable_within: a close is durable, its commit the file's sync and then the journal's") {
-  Series s;
+  DurableWithinSeries s;
   s.create();
   s.commit_step(0);
   s.commit_step(1);
-  REQUIRE(s.f->write(s.f->size(), step_bytes(2), 0));
+  REQUIRE(s.f->write(s.f->size(), series_step(2), 0));
   s.syncs.calls.clear();
   REQUIRE(s.f->close());
   REQUIRE(s.syncs.calls.size() >= 2);
@@ -204,7 +196,7 @@ TEST_CASE("durable_within: a close is durable, its commit the file's sync and th
 }
 
 TEST_CASE("durable_within: a close in log form, with nothing new to commit, makes the commits durable") {
-  Series s;
+  DurableWithinSeries s;
   s.opts.materialize_at_close = false;
   s.create();
   s.commit_step(0);
@@ -229,11 +221,11 @@ TEST_CASE("durable_within: a background sync that fails stops the writer at its 
   auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
   REQUIRE(f);
   for (int i = 0; i < 3; ++i) {  // the third commit's background sync fails, after it returned
-    REQUIRE((*f)->write((*f)->size(), step_bytes(i), 0));
+    REQUIRE((*f)->write((*f)->size(), series_step(i), 0));
     REQUIRE((*f)->commit());
   }
   std::vector<std::byte> committed = read_all(**f);
-  REQUIRE((*f)->write((*f)->size(), step_bytes(3), 0));
+  REQUIRE((*f)->write((*f)->size(), series_step(3), 0));
   Status s = (*f)->commit();
   CHECK(!s);
   CHECK(s.sys_errno() == EIO);
@@ -257,7 +249,7 @@ TEST_CASE("durable_within: the thread makes every commit durable within the inte
   auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
   REQUIRE(f);
   for (int i = 0; i < 4; ++i) {
-    REQUIRE((*f)->write((*f)->size(), step_bytes(i), 0));
+    REQUIRE((*f)->write((*f)->size(), series_step(i), 0));
     REQUIRE((*f)->commit());
   }
   // Generous on a loaded machine: the bound is the interval plus one sync.

@@ -6,9 +6,8 @@
 
 #include <random>
 
+#include "engine_test_util.h"
 #include "fault_file.h"
-#include "journaled_file.h"
-#include "test_util.h"
 
 using namespace h5j;
 using namespace h5j::test;
@@ -24,12 +23,6 @@ JournalOptions faulty(const std::string& journal, FaultFileSystem& fs) {
   o.reader_wait = std::chrono::milliseconds(10);  // a rewrite cut short by a fault is no reason to wait
   o.fs = &fs;
   return o;
-}
-
-std::vector<std::byte> read_all(JournaledFile& f) {
-  std::vector<std::byte> out(f.size());
-  REQUIRE(f.read(0, out));
-  return out;
 }
 
 // Runs the workload until the first error.  Returns the number of fault

@@ -52,6 +52,14 @@ inline std::vector<Record> journal_records(const std::string& path) {
   }
 }
 
+// Step i of a time series: kSeriesStep bytes, different in every step.
+inline constexpr size_t kSeriesStep = 20000;
+inline std::vector<std::byte> series_step(int i) {
+  std::vector<std::byte> step(kSeriesStep);
+  for (size_t j = 0; j < step.size(); ++j) step[j] = std::byte(j * 7 + size_t(i) * 13 + 1);
+  return step;
+}
+
 inline std::vector<std::byte> read_all(JournaledFile& f) {
   std::vector<std::byte> out(f.size());
   REQUIRE(f.read(0, out));
