@@ -115,6 +115,10 @@ create() {
   trap 'unmount_from "$ROOT"' EXIT
   # A mirror's Release file may be past its Valid-Until; its signature still counts.
   echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99h5journal"
+  # The clean system (clean-run) is this one before its packages: kept now,
+  # it costs a tar instead of a second debootstrap.
+  local tarball="$CACHE_DIR/clean-$suite.tar"
+  tar -C "$root" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
   install_into "$root" "${PACKAGES[@]}"
   local hdf5
   hdf5=$(chroot "$root" dpkg-query -W -f='${Version}' libhdf5-dev)
@@ -133,7 +137,8 @@ run() {
     JOBS="${JOBS:-2}" H5JOURNAL_TEST_BUDGET="${H5JOURNAL_TEST_BUDGET:-ci}" "$@"
 }
 
-# The clean system's tarball, made once: prints its path.
+# The clean system's tarball, kept by create (or, for a chroot made before
+# it kept one, made here once): prints its path.
 clean_base() {
   local suite tarball
   suite=$(create | tail -1 | sed 's|.*/chroot-||')
