@@ -43,6 +43,7 @@ case "${1:-}" in
 esac
 export H5JOURNAL_TEST_BUDGET=ci
 [[ $lane == long ]] && H5JOURNAL_TEST_BUDGET=long
+[[ $lane == ci ]] || STAGE_BUDGET_SECONDS=0  # 45 minutes is CI's budget, not the other lanes'
 trap 'stage_report $?' EXIT  # replaced below, once background jobs start
 
 stage "set-up: packages, HDF5 1.14 parallel, build"
@@ -52,7 +53,7 @@ if [[ $lane == quick ]]; then
   (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -L quick)
   exit
 fi
-# Stages 2 to 7 each build a tree of their own, and the 2.x cells need the
+# Stages 2 to 8 each build a tree of their own, and the 2.x cells need the
 # Debian testing chroot (made once, then cached).  All of it is made in the
 # background from here on, at the lowest CPU and I/O priority, so that it
 # takes the cores the suite leaves idle: its kill tests mostly wait on
@@ -78,16 +79,21 @@ kill_tree() {  # PID: it and every process below it
   for child in $(pgrep -P "$1"); do kill_tree "$child"; done
   kill "$1" 2> /dev/null || true
 }
+# The builds run one after another, in the order the stages need them, so
+# that a stage waiting for its build does not share the cores with a later
+# stage's.  Only the chroot's making, mostly downloads and unpacking, runs
+# beside them.
 (
   prebuild asan "$ROOT_DIR/scripts/sanitize.sh" --build-only
   prebuild fuzz "$ROOT_DIR/scripts/fuzz.sh" --build-only
   prebuild hdf5-tests "$ROOT_DIR/scripts/hdf5-conformance.sh" --build-only
-  [[ $lane == long ]] && prebuild 1.14-serial "$ROOT_DIR/scripts/matrix.sh" --build-only 1.14-serial
+  while [[ ! -f $PREBUILT/clean-system.status ]]; do sleep 2; done
+  prebuild 2.x "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial 2.x-mpich
+  [[ $lane != long ]] || prebuild 1.14-serial "$ROOT_DIR/scripts/matrix.sh" --build-only 1.14-serial
 ) &
 (
   prebuild chroot "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" create
-  prebuild clean-system "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" clean-base  # for the package's test (stage 6)
-  prebuild 2.x "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial 2.x-mpich
+  prebuild clean-system "$ROOT_DIR/scripts/hdf5-2x-chroot.sh" clean-base  # for the package's test (stage 5)
 ) &
 trap 'status=$?; for job in $(jobs -p); do kill_tree "$job"; done; stage_report $status' EXIT
 
