@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stage 5 of scripts/test.sh: h5journal against each HDF5 its users may have,
+# Stages 5 to 8 of scripts/test.sh: h5journal against each HDF5 its users may have,
 # one cell per HDF5, each built in a build directory of its own and running
 # a subset of the suite (MATRIX_TESTS below):
 #   1.14-parallel  HDF5 1.14.5 parallel (MPICH): stage 1 runs the whole
