@@ -21,37 +21,36 @@ BackgroundSync::~BackgroundSync() {
     stop_ = true;
   }
   wake_.notify_all();
-  taken_.notify_all();
+  drained_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes) {
+  Batch batch;
   {
     std::unique_lock lock(mu_);
     written_ = {txn, commits};
     unsynced_bytes_ += bytes;
     if (thread_.joinable()) {
-      if (unsynced_bytes_ > budget_) {  // the disk is behind: wait for a sync to take them
+      if (unsynced_bytes_ >= budget_ / 2 && !hurry_) {  // half a budget: the disk can start on it
         hurry_ = true;
         wake_.notify_all();
-        taken_.wait(lock, [this] { return stop_ || !failure_.is_ok() || unsynced_bytes_ <= budget_; });
       }
+      if (behind()) drained_.wait(lock, [this] { return stop_ || !failure_.is_ok() || !behind(); });
       return;
     }
     if (commits % kInlineEvery != 0 && !hurry_) return;
     hurry_ = false;
-    take_unsynced();
+    batch = take_unsynced();
   }
-  Status s = sync_through({txn, commits});
-  std::lock_guard lock(mu_);
-  if (!s && failure_.is_ok()) failure_ = s;
+  sync_batch(batch);
 }
 
-uint64_t BackgroundSync::take_unsynced() {
-  uint64_t bytes = unsynced_bytes_;
+BackgroundSync::Batch BackgroundSync::take_unsynced() {
+  Batch batch{written_, unsynced_bytes_};
+  syncing_bytes_ += unsynced_bytes_;
   unsynced_bytes_ = 0;
-  taken_.notify_all();
-  return bytes;
+  return batch;
 }
 
 void BackgroundSync::hurry() {
@@ -64,27 +63,30 @@ void BackgroundSync::hurry() {
 
 void BackgroundSync::made_durable(Durable upto) {
   std::lock_guard lock(mu_);
+  if (upto.txn >= written_.txn) unsynced_bytes_ = 0;  // the writer's sync took them
   if (upto.txn > written_.txn) written_ = upto;
   if (upto.txn > durable_.txn) durable_ = upto;
+  drained_.notify_all();
 }
 
 void BackgroundSync::new_generation(uint64_t first_txn) {
   std::lock_guard lock(mu_);
   written_.txn = durable_.txn = first_txn - 1;
   durable_.commits = written_.commits;
-  take_unsynced();  // the checkpoint made them durable
+  unsynced_bytes_ = 0;  // the checkpoint made them durable
+  drained_.notify_all();
   ++generation_;
 }
 
 Status BackgroundSync::sync_now() {
-  Durable upto;
+  Batch batch;
   {
     std::lock_guard lock(mu_);
     if (!failure_.is_ok()) return failure_;
-    upto = written_;
-    take_unsynced();
+    batch = take_unsynced();
   }
-  return sync_through(upto);
+  sync_batch(batch);
+  return failure();
 }
 
 BackgroundSync::Durable BackgroundSync::durable() const {
@@ -101,47 +103,67 @@ Status BackgroundSync::failure() const {
 // while something written is not yet durable.  A failed sync ends the
 // syncing: the writer reports it at its next call and stops.
 void BackgroundSync::run() {
-  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
   Clock::time_point began = Clock::now();
   while (!stop_) {
     wake_.wait_until(lock, began + interval_, [this] { return stop_ || hurry_; });
     hurry_ = false;
-    if (written_.txn <= durable_.txn) take_unsynced();  // durable already: nobody waits for them
-    if (stop_ || !failure_.is_ok() || written_.txn <= durable_.txn) {
-      began = Clock::now();  // nothing was due: the next look is an interval away
-      continue;
-    }
-    Durable upto = written_;
-    uint64_t bytes = take_unsynced();
     began = Clock::now();
+    if (stop_ || !failure_.is_ok()) continue;
+    if (written_.txn <= durable_.txn) {  // durable already: nobody waits for them
+      unsynced_bytes_ = 0;
+      drained_.notify_all();
+      continue;  // the next look is an interval away
+    }
+    Batch batch = take_unsynced();
     lock.unlock();
-    Status s = sync_through(upto);
-    std::chrono::duration<double> took = Clock::now() - began;
+    sync_batch(batch);
     lock.lock();
-    if (!s && failure_.is_ok()) {
-      failure_ = s;
-      taken_.notify_all();
-    }
-    if (s && bytes >= kMeasuredMin && took.count() > 0) {
-      double per_interval = double(bytes) / took.count() * std::chrono::duration<double>(interval_).count();
-      budget_ = std::max<uint64_t>(kLeastBudget, uint64_t(per_interval));
-    }
   }
 }
 
-Status BackgroundSync::sync_through(Durable upto) {
+void BackgroundSync::sync_batch(const Batch& batch) {
+  Clock::time_point began = Clock::now();
+  Result<bool> synced = sync_through(batch.upto);
+  std::chrono::duration<double> took = Clock::now() - began;
+  std::lock_guard lock(mu_);
+  syncing_bytes_ -= batch.bytes;
+  Status s = status_of(synced);
+  if (!s && failure_.is_ok()) failure_ = s;
+  if (s && *synced && batch.bytes > 0) {
+    rate_.synced(batch.bytes, took);
+    if (double rate = rate_.bytes_per_second(); rate > 0)
+      budget_ = std::max<uint64_t>(kLeastBudget, uint64_t(rate * std::chrono::duration<double>(interval_).count()));
+  }
+  drained_.notify_all();
+}
+
+void BackgroundSync::DiskRate::synced(uint64_t bytes, std::chrono::duration<double> took) {
+  window_[count_++ % kWindow] = {bytes, took.count()};
+}
+
+double BackgroundSync::DiskRate::bytes_per_second() const {
+  uint64_t bytes = 0;
+  double seconds = 0;
+  for (size_t i = 0; i < std::min(count_, kWindow); ++i) {
+    bytes += window_[i].bytes;
+    seconds += window_[i].seconds;
+  }
+  return bytes >= kMeasuredMin && seconds > 0 ? double(bytes) / seconds : 0.0;
+}
+
+Result<bool> BackgroundSync::sync_through(Durable upto) {
   std::lock_guard one_at_a_time(sync_mu_);
   uint64_t generation;
   {
     std::lock_guard lock(mu_);
-    if (upto.txn <= durable_.txn) return Status::ok();
+    if (upto.txn <= durable_.txn) return false;
     generation = generation_;
   }
   H5J_RETURN_IF_ERROR(journal_ ? sync_in_commit_order(*file_, *journal_) : file_->sync_data());
   std::lock_guard lock(mu_);
   if (generation == generation_ && upto.txn > durable_.txn) durable_ = upto;
-  return Status::ok();
+  return true;
 }
 
 }  // namespace h5j
