@@ -1,6 +1,7 @@
 #include "background_sync.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace h5j {
 
@@ -127,6 +128,7 @@ void BackgroundSync::sync_batch(const Batch& batch) {
   Result<bool> synced = sync_through(batch.upto);
   std::chrono::duration<double> took = Clock::now() - began;
   std::lock_guard lock(mu_);
+  assert(syncing_bytes_ >= batch.bytes);  // take_unsynced added them, and only this sync takes them back
   syncing_bytes_ -= batch.bytes;
   Status s = status_of(synced);
   if (!s && failure_.is_ok()) failure_ = s;
