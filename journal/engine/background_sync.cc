@@ -54,6 +54,11 @@ BackgroundSync::Batch BackgroundSync::take_unsynced() {
   return batch;
 }
 
+void BackgroundSync::forget_unsynced() {
+  unsynced_bytes_ = 0;
+  drained_.notify_all();
+}
+
 void BackgroundSync::hurry() {
   {
     std::lock_guard lock(mu_);
@@ -64,18 +69,16 @@ void BackgroundSync::hurry() {
 
 void BackgroundSync::made_durable(Durable upto) {
   std::lock_guard lock(mu_);
-  if (upto.txn >= written_.txn) unsynced_bytes_ = 0;  // the writer's sync took them
   if (upto.txn > written_.txn) written_ = upto;
   if (upto.txn > durable_.txn) durable_ = upto;
-  drained_.notify_all();
+  if (upto.txn >= written_.txn) forget_unsynced();  // the writer's sync took them
 }
 
 void BackgroundSync::new_generation(uint64_t first_txn) {
   std::lock_guard lock(mu_);
   written_.txn = durable_.txn = first_txn - 1;
   durable_.commits = written_.commits;
-  unsynced_bytes_ = 0;  // the checkpoint made them durable
-  drained_.notify_all();
+  forget_unsynced();  // the checkpoint made them durable
   ++generation_;
 }
 
@@ -112,8 +115,7 @@ void BackgroundSync::run() {
     began = Clock::now();
     if (stop_ || !failure_.is_ok()) continue;
     if (written_.txn <= durable_.txn) {  // durable already: nobody waits for them
-      unsynced_bytes_ = 0;
-      drained_.notify_all();
+      forget_unsynced();
       continue;  // the next look is an interval away
     }
     Batch batch = take_unsynced();

@@ -155,6 +155,9 @@ class BackgroundSync {
 
   void run();
   Batch take_unsynced();
+  // The unsynced bytes are durable by other means (a durable commit, a
+  // checkpoint): no sync need take them, and no writer wait for them.
+  void forget_unsynced();
   // Syncs `batch` (sync_through), then counts its bytes as durable and
   // measures the disk's rate from it, or keeps its error (failure()).
   void sync_batch(const Batch& batch);
