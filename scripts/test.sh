@@ -68,9 +68,12 @@ prebuild() {  # NAME CMD...: CMD in the background, its log and status under $PR
   nice -n 19 ionice -c 3 "$@" > "$PREBUILT/$name.log" 2>&1 || status=$?
   echo "$status" > "$PREBUILT/$name.status"
 }
+until_prebuilt() {  # NAME: returns once NAME's build has ended, however it ended
+  while [[ ! -f $PREBUILT/$1.status ]]; do sleep 2; done
+}
 await_prebuilt() {  # NAME
   local waited=$SECONDS
-  while [[ ! -f $PREBUILT/$1.status ]]; do sleep 2; done
+  until_prebuilt "$1"
   (((SECONDS - waited) < 5)) || echo "   (waited $((SECONDS - waited)) s for the build of $1)"
   [[ $(cat "$PREBUILT/$1.status") == 0 ]] || echo "   the background build of $1 failed ($PREBUILT/$1.log); again here:"
 }
@@ -87,7 +90,7 @@ kill_tree() {  # PID: it and every process below it
   prebuild asan "$ROOT_DIR/scripts/sanitize.sh" --build-only
   prebuild fuzz "$ROOT_DIR/scripts/fuzz.sh" --build-only
   prebuild hdf5-tests "$ROOT_DIR/scripts/hdf5-conformance.sh" --build-only
-  while [[ ! -f $PREBUILT/clean-system.status ]]; do sleep 2; done
+  until_prebuilt clean-system  # the 2.x cells build in the chroot
   prebuild 2.x "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial 2.x-mpich
   [[ $lane != long ]] || prebuild 1.14-serial "$ROOT_DIR/scripts/matrix.sh" --build-only 1.14-serial
 ) &
