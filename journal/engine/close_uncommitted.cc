@@ -13,8 +13,9 @@
 //   3. the signature into [0, 8);                    sync the file
 //
 // Three flushes (the file, the directory, the file), where a commit and a
-// materializing close take six: the journal's name, the binding, the
-// COMMIT, the image, the binding's removal, the journal's removal.
+// materializing close take five: the journal's name, the binding, the
+// COMMIT, the image, the binding's removal with the retired journal's
+// header (commit.cc, end_close).
 //
 // THE INVARIANTS, at every moment, power loss included:
 //  - the file starts with HDF5's signature only once every other byte of

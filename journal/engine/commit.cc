@@ -460,28 +460,54 @@ Status JournaledFile::close_in_log_form() {
 //
 // A session that never bound the file (it committed nothing and found no
 // journal) leaves nothing a crash could misread: just drop the journal.
-// Otherwise the order matters: file contents and the binding's removal
-// durable first, then the journal's removal, then the data logs'.  A
-// journal without a binding is replayed harmlessly (idempotent); a binding
-// without a journal would be reported as a missing journal; a journal
-// whose data log is gone cannot be replayed.  A data log a crash left
-// alone after its journal went is emptied by the next session that
+// Otherwise the order matters: file contents durable first, then the
+// guard's and the binding's removal, then the journal's, then the data
+// logs'.  A journal without a binding is replayed harmlessly (idempotent);
+// a binding without a journal would be reported as a missing journal; a
+// journal whose data log is gone cannot be replayed.  A data log a crash
+// left alone after its journal went is emptied by the next session that
 // journals this file, and removed at its close if that session has a rank
 // of its number; one a larger job left stays, harmless, as its records
 // name a generation no journal has.  Under MPI rank 0 removes every rank's,
 // after the last commit that needed them.
+//
+// Where one cache flush covers the file and the journal, the journal is
+// retired before the binding's sync, which flushes its new header too:
+// a journal the crash keeps after its removal then holds no transaction,
+// and its removal needs no directory sync.  So a close costs the image's
+// flush and the binding's, where the journal's removal would add a third.
+//
+// Worked example.  A file committed at generation 3 is closed; its image
+// is durable.  Retiring writes generation 4's header, no record after it,
+// into slot 0, and writes it back; the binding's fsync flushes it.  The
+// journal is unlinked and the power fails before the directory reaches
+// the disk.  The journal comes back: generation 4, no transaction, its
+// fingerprint taken from the closed file.  The next open replays nothing
+// and starts generation 5.  Had the power failed before the fsync
+// completed, the journal would hold generation 3 or 4: the first replays
+// the image's own bytes again, the second nothing.
 Status JournaledFile::end_close() {
   closed_ = true;
   bool bound = binding_set_ || report_.journal_found;
   bool durable = opts_.ring.durable;
+  bool synced = durable && (bound || first_commit_done_);
   // The guard comes off once the image is durable, and before the journal
   // goes: a plain reader then reads exactly the last commit.
-  if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_data());
+  if (synced) H5J_RETURN_IF_ERROR(base_->sync_data());
   H5J_RETURN_IF_ERROR(base_->unguard());
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
   if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
-  if (durable && (bound || first_commit_done_)) H5J_RETURN_IF_ERROR(base_->sync_all());
-  return remove_journal_files(/*sync_journal=*/durable && bound, /*sync_logs=*/durable);
+  bool retired = synced && bound && shares_flush_;
+  if (retired) H5J_RETURN_IF_ERROR(retire_journal());
+  if (synced) H5J_RETURN_IF_ERROR(base_->sync_all());
+  return remove_journal_files(/*sync_journal=*/durable && bound && !retired, /*sync_logs=*/durable);
+}
+
+Status JournaledFile::retire_journal() {
+  const JournalHeader& h = txn_->header();
+  auto next = next_header(h.generation + 1, txn_->records().next_txn(), h.uuid);
+  if (!next) return next.status();
+  return txn_->records().retire(*next);
 }
 
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
@@ -490,9 +516,10 @@ Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   data_logs_.close();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (sync_journal) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
-  // The applying marker goes last: while the journal may still be found,
-  // its generation's fingerprint predates the image just written, so the
-  // marker must be there.  If a crash loses this removal, the marker stays
+  // The applying marker goes last: while the journal may still be found
+  // with the generation the close applied, its fingerprint predates the
+  // image just written, so the marker must be there.  (A retired journal's
+  // generation was fingerprinted after the image.)  If a crash loses this removal, the marker stays
   // on a clean file, and the next session's first checkpoint or close
   // removes it.
   H5J_RETURN_IF_ERROR(unmark_applying());

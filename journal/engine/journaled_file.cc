@@ -216,7 +216,8 @@ Status JournaledFile::replay_into_base() {
   return Status::ok();
 }
 
-Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid) {
+Result<JournalHeader> JournaledFile::next_header(uint64_t generation, uint64_t first_txn,
+                                                 std::array<uint8_t, 16> uuid) {
   if (uuid == std::array<uint8_t, 16>{}) random_bytes(uuid.data(), uuid.size());  // a new journal's identity
   JournalHeader h;
   h.generation = generation;
@@ -235,6 +236,13 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
     if (!fingerprint) return fingerprint.status();
     h.fingerprint = std::move(*fingerprint);
   }
+  return h;
+}
+
+Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid) {
+  auto next = next_header(generation, first_txn, uuid);
+  if (!next) return next.status();
+  const JournalHeader& h = *next;
   image_.journal_high_water = 0;
   written_back_at_ = 0;
   // The new generation's transactions may be numbered as the old one's

@@ -206,6 +206,8 @@ class JournaledFile : private RecoveredImage {
   // The error for a file created empty whose journal never committed.
   Status never_committed() const;
   Status start_generation(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
+  // The header of a generation starting now, over the file as it is.
+  Result<JournalHeader> next_header(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   std::string target_name() const;
   Status bind();
   Status read_layers(uint64_t addr, std::span<std::byte> out);
@@ -329,6 +331,9 @@ class JournaledFile : private RecoveredImage {
   Status close_in_log_form();
   // close()'s end, once the image is in the file.
   Status end_close();
+  // A close's journal, once the image is durable: the next generation's
+  // header, with no record, written back for the file's sync to flush.
+  Status retire_journal();
   // The journal, the data logs and the readers file removed; with
   // `sync_journal` the journal's removal durable before the logs go, with
   // `sync_logs` theirs after.
@@ -394,6 +399,7 @@ class JournaledFile : private RecoveredImage {
   PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool one_flush_ = false;          // commits may be made in one flush (open: commit_in_one_flush.cc)
+  bool shares_flush_ = false;       // one cache flush covers the file and the journal (FileSystem::shares_cache_flush)
   // The last transaction whose bytes outside the journal (in place, in the
   // data log) are durable, as this writer knows it; and as the journal's
   // last COMMIT records it (kDurableTxn).

@@ -153,13 +153,24 @@ Status JournalWriter::commit(const CommitFacts& facts, CommitSync sync) {
 }
 
 Status JournalWriter::reset(const JournalHeader& next) {
-  assert(!in_txn_ && next.generation == header_.generation + 1);
-  H5J_RETURN_IF_ERROR(file_.wait_write(UINT64_MAX));
-  H5J_RETURN_IF_ERROR(write_header_slot(next, opts_.durable));
-  header_ = next;
+  H5J_RETURN_IF_ERROR(write_next_header(next));
+  if (opts_.durable) H5J_RETURN_IF_ERROR(sync_all_written());
   txn_ = next.first_txn - 1;
   for (auto& b : ring_) b.base = b.used = b.submitted = b.ticket = 0;
   cur().base = kFirstRecordOffset;
+  return Status::ok();
+}
+
+Status JournalWriter::retire(const JournalHeader& next) {
+  H5J_RETURN_IF_ERROR(write_next_header(next));
+  return file_.write_back();
+}
+
+Status JournalWriter::write_next_header(const JournalHeader& next) {
+  assert(!in_txn_ && next.generation == header_.generation + 1);
+  H5J_RETURN_IF_ERROR(file_.wait_write(UINT64_MAX));
+  H5J_RETURN_IF_ERROR(write_header_slot(next, /*sync=*/false));
+  header_ = next;
   return Status::ok();
 }
 

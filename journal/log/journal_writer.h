@@ -86,6 +86,13 @@ class JournalWriter {
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
   Status reset(const JournalHeader& next);
+  // Ends the journal: waits for all writes, writes the next generation's
+  // header, which no record follows, to the other slot, and writes it back
+  // (File::write_back) for the caller's sync of a file on the same device
+  // to flush.  Once that flush completes the journal holds no transaction,
+  // wherever a crash leaves it.  No transaction may be open, and nothing
+  // may be written after.
+  Status retire(const JournalHeader& next);
 
   // As the data log's writer (docs/journal-format.md section 7): a DATA
   // record outside any transaction, numbered `txn`, holding `bytes` (the
@@ -132,6 +139,9 @@ class JournalWriter {
   // Makes the next ring buffer current, starting at journal offset `base`.
   Status rotate(uint64_t base);
   Status write_header_slot(const JournalHeader& h, bool sync);
+  // The next generation's header, in the other slot, with every earlier write
+  // done; not synced.
+  Status write_next_header(const JournalHeader& next);
   Status sync_all_written();
   // Makes [0, end) allocated, written journal space (zeros past the records).
   Status reserve(uint64_t end);

@@ -9,7 +9,8 @@
 // Invariant: a binding never names a journal whose directory entry might
 // not be durable.  A new journal is bound at its first commit, after the
 // directory is synced (commit.cc); the binding is removed, durably, before
-// the journal is (JournaledFile::end_close).
+// the journal is, or with the retired journal's header
+// (JournaledFile::end_close).
 #pragma once
 
 #include <optional>

@@ -27,6 +27,17 @@ std::vector<std::byte> hdf5_like_file() {
   return bytes;
 }
 
+// A session that creates the file, writes `content` and closes it,
+// committing once before the close if `commit`.
+void create_and_close(const std::string& path, const JournalOptions& opts, const std::vector<std::byte>& content,
+                      bool commit) {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, content, 0));
+  if (commit) REQUIRE((*f)->commit());
+  REQUIRE((*f)->close());
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed without a commit: three flushes, no journal") {
@@ -49,19 +60,94 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file created, written and closed without
 
 TEST_CASE_FIXTURE(FileWithSyncsSeen, "a file committed once and closed: no checkpoint before the close") {
   const std::vector<std::byte> content = hdf5_like_file();
-  {
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-    REQUIRE(f);
-    REQUIRE((*f)->write(0, content, 0));
-    REQUIRE((*f)->commit());
-    REQUIRE((*f)->close());
-  }
+  create_and_close(path, opts, content, /*commit=*/true);
   // The commit: the journal's name, the binding with the file's bytes, the
-  // COMMIT.  The close: its image, the binding's removal, the journal's.
-  // A checkpoint before the close would add two flushes and rebind.
+  // COMMIT.  The close: its image, then the binding's removal, which also
+  // flushes the retired journal's header (commit.cc, end_close): its
+  // removal needs no directory sync.  A checkpoint before the close would
+  // add two flushes and rebind.
+  CHECK(syncs.calls == std::vector<std::string>{"fsync directory", "fsync file", "fdatasync journal",
+                                                "fdatasync file", "write back journal", "fsync file"});
+  CHECK(test::read_file(path) == content);
+  CHECK(!fs.exists(opts.journal_path));
+}
+
+namespace {
+
+struct FileOnTwoDevices : FileWithSyncsSeen {
+  FileOnTwoDevices() : FileWithSyncsSeen(/*shares=*/false) {}
+};
+
+}  // namespace
+
+// The file's flush cannot make the journal's header durable: its removal is.
+TEST_CASE_FIXTURE(FileOnTwoDevices, "on two devices a close syncs the journal's removal") {
+  const std::vector<std::byte> content = hdf5_like_file();
+  create_and_close(path, opts, content, /*commit=*/true);
   CHECK(syncs.calls == std::vector<std::string>{"fsync directory", "fsync file", "fdatasync journal",
                                                 "fdatasync file", "fsync file", "fsync directory"});
   CHECK(test::read_file(path) == content);
+}
+
+namespace {
+
+// The real file system, where a power loss took back the journal's
+// removal: the close's unlink of it is never done.
+struct JournalRemovalLost : OneDevice {
+  JournalRemovalLost(Syscalls& sys) : OneDevice(sys, true) {}
+  Status remove(const std::string& path) override {
+    return path.ends_with(".jnl") ? Status::ok() : OneDevice::remove(path);
+  }
+};
+
+// A file of 64 KiB committed and closed, then opened again, its superblock
+// sample rewritten, committed and closed with the journal's removal lost.
+struct ClosedWithJournalLeft : FileInDir {
+  SyncsSeen syncs;
+  JournalRemovalLost fs{syncs};
+  std::vector<std::byte> content = hdf5_like_file();
+  ClosedWithJournalLeft() {
+    opts.engine = IoEngine::kSync;
+    create_and_close(path, opts, content, /*commit=*/false);
+    opts.fs = &fs;
+    auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(f);
+    std::vector<std::byte> rewrite(32, std::byte{0x5a});
+    std::copy(rewrite.begin(), rewrite.end(), content.begin() + 16);
+    REQUIRE((*f)->write(16, rewrite, 0));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+    REQUIRE(fs.exists(opts.journal_path));
+    opts.fs = &posix_filesystem();
+  }
+};
+
+}  // namespace
+
+// The close retired the journal before removing it: whatever a crash keeps
+// of the removal, the journal holds no transaction to replay.
+TEST_CASE_FIXTURE(ClosedWithJournalLeft, "a journal a close retired replays nothing") {
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(f);
+  CHECK((*f)->report().journal_found);
+  CHECK((*f)->report().replayed_txns == 0);
+  CHECK(read_all(**f) == content);
+  REQUIRE((*f)->close());
+  CHECK(test::read_file(path) == content);
+  CHECK(!std::filesystem::exists(opts.journal_path));
+}
+
+// Another program wrote the closed file; then the power loss brought the
+// journal back.  Replaying the generation the close applied would lay its
+// bytes over the program's.
+TEST_CASE_FIXTURE(ClosedWithJournalLeft, "a journal a close retired never replays over a later writer's bytes") {
+  std::vector<std::byte> later = content;
+  std::fill(later.begin() + 16, later.begin() + 48, std::byte{0x77});
+  test::write_file(path, later);
+  auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+  if (f) CHECK((*f)->report().replayed_txns == 0);
+  else CHECK(f.status().code() == Code::kBaseMismatch);
+  CHECK(test::read_file(path) == later);
 }
 
 namespace {
