@@ -519,9 +519,9 @@ Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   // The applying marker goes last: while the journal may still be found
   // with the generation the close applied, its fingerprint predates the
   // image just written, so the marker must be there.  (A retired journal's
-  // generation was fingerprinted after the image.)  If a crash loses this removal, the marker stays
-  // on a clean file, and the next session's first checkpoint or close
-  // removes it.
+  // generation was fingerprinted after the image.)  If a crash loses this
+  // removal, the marker stays on a clean file, and the next session's first
+  // checkpoint or close removes it.
   H5J_RETURN_IF_ERROR(unmark_applying());
   // A session that found a journal may be left data logs by a job of more
   // ranks: it lists them.  Any other removes its own ranks' by name.

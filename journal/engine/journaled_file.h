@@ -399,7 +399,7 @@ class JournaledFile : private RecoveredImage {
   PendingWrites pending_;           // outside the journal since the last commit (both roles)
   bool first_commit_done_ = false;  // journal's directory entry and the binding are durable
   bool one_flush_ = false;          // commits may be made in one flush (open: commit_in_one_flush.cc)
-  bool shares_flush_ = false;       // one cache flush covers the file and the journal (FileSystem::shares_cache_flush)
+  bool shares_flush_ = false;       // durable, and one cache flush covers the file and the journal
   // The last transaction whose bytes outside the journal (in place, in the
   // data log) are durable, as this writer knows it; and as the journal's
   // last COMMIT records it (kDurableTxn).

@@ -297,7 +297,9 @@ Status JournaledFile::start_writing() {
   if (sharing_.tracks_unwritten_space()) unwritten_ = UnwrittenSpace(image_.committed_size, opts_.inplace_min_bytes);
   // One device's cache flush must cover the journal and the file for a
   // commit of one flush (commit_in_one_flush.cc).
-  shares_flush_ = opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
+  // A close retires its journal on the same condition (commit.cc, end_close);
+  // without durability nothing is flushed, and statfs is not asked.
+  shares_flush_ = opts_.ring.durable && opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
   one_flush_ = commits_wait_for_disk() && sharing_.commits_in_one_flush() && shares_flush_;
   if (opts_.ring.durable && opts_.durable_within.count() > 0) H5J_RETURN_IF_ERROR(start_background_sync(true));
   if (one_flush_ || background_) base_->track_in_place();

@@ -94,7 +94,7 @@ namespace {
 // The real file system, where a power loss took back the journal's
 // removal: the close's unlink of it is never done.
 struct JournalRemovalLost : OneDevice {
-  JournalRemovalLost(Syscalls& sys) : OneDevice(sys, true) {}
+  JournalRemovalLost() : OneDevice(real_syscalls(), /*shares=*/true) {}
   Status remove(const std::string& path) override {
     return path.ends_with(".jnl") ? Status::ok() : OneDevice::remove(path);
   }
@@ -103,8 +103,7 @@ struct JournalRemovalLost : OneDevice {
 // A file of 64 KiB committed and closed, then opened again, its superblock
 // sample rewritten, committed and closed with the journal's removal lost.
 struct ClosedWithJournalLeft : FileInDir {
-  SyncsSeen syncs;
-  JournalRemovalLost fs{syncs};
+  JournalRemovalLost fs;
   std::vector<std::byte> content = hdf5_like_file();
   ClosedWithJournalLeft() {
     opts.engine = IoEngine::kSync;
