@@ -3,6 +3,7 @@
 // commit whose in-place bytes never reached the file.
 #include <doctest/doctest.h>
 
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,45 @@ TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit
   CHECK_FALSE(w.too_many());
   w.wrote(InPlaceWrites::kMaxExtents * 100, std::span(mib).first(10));
   CHECK(w.too_many());
+}
+
+namespace {
+// Counts what is taken through it from the heap: a test's default
+// std::pmr resource.
+class CountingResource : public std::pmr::memory_resource {
+ public:
+  CountingResource() : was_(std::pmr::set_default_resource(this)) {}
+  ~CountingResource() override { std::pmr::set_default_resource(was_); }
+  size_t allocations = 0;
+
+ private:
+  void* do_allocate(size_t bytes, size_t align) override {
+    ++allocations;
+    return was_->allocate(bytes, align);
+  }
+  void do_deallocate(void* p, size_t bytes, size_t align) override { was_->deallocate(p, bytes, align); }
+  bool do_is_equal(const memory_resource& o) const noexcept override { return this == &o; }
+  std::pmr::memory_resource* was_;
+};
+}  // namespace
+
+// A heap node per write, outliving HDF5's chunk buffer freed at the commit,
+// kept that buffer's space from merging back into the heap's top: W4's
+// 4 MiB steps grew the heap twice where sec2 grew it once.
+TEST_CASE("in-place writes take nothing from the heap once a commit's worth was written") {
+  CountingResource heap;
+  InPlaceWrites w;
+  std::vector<std::byte> step(4096, std::byte(3));
+  auto one_commit = [&](uint64_t base) {
+    size_t before = heap.allocations;
+    for (uint64_t i = 0; i < 8; ++i) w.wrote(base + i * 8192, step);  // 8 runs of their own
+    size_t taken = heap.allocations - before;
+    CHECK(w.extents().size() == 8);
+    w.forget();
+    return taken;
+  };
+  CHECK(one_commit(0) > 0);  // the pool's first nodes
+  for (uint64_t c = 1; c < 50; ++c) CHECK(one_commit(c << 20) == 0);
 }
 
 TEST_CASE("a commit of more than the byte budget in place syncs the file before the journal") {
