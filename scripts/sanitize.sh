@@ -2,10 +2,10 @@
 # The sanitizer stage: the whole test suite built with AddressSanitizer and
 # UndefinedBehaviorSanitizer, assertions on (any report or failed assertion
 # fails the test that produced it).
-# The crash-state explorer and the fault sweep run smaller there (3,000
-# states and the timesteps workload; 300 MPI states and the mpi-inplace
-# workload: test/CMakeLists.txt), since ASan slows them about
-# 40-fold.
+# The crash-state explorer and the fault sweep run smaller there (250
+# states under CI's budget, 3,000 under --long, and the timesteps workload;
+# 50 and 300 MPI states and the mpi-inplace workload: test/CMakeLists.txt),
+# since ASan slows them about 40-fold.
 #   sanitize.sh [--build-only | CTEST-ARGS...]
 # ThreadSanitizer is not run.  The engine's one thread is durable_within's
 # (background_sync.h), which shares only what its mutex guards with the
