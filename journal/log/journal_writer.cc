@@ -28,11 +28,13 @@ JournalWriter::JournalWriter(File& file, const JournalHeader& header, RingOption
 Result<std::unique_ptr<JournalWriter>> JournalWriter::start(File& file, const JournalHeader& header,
                                                             RingOptions ring, bool sync_header) {
   std::unique_ptr<JournalWriter> w(new JournalWriter(file, header, ring));
-  for (auto& b : w->ring_) {
-    auto mem = file.allocate_buffer(ring.buffer_size);
-    if (!mem) return mem.status();
-    b.mem = std::move(*mem);
-  }
+  // One allocation for the whole ring: each mapping costs a page fault to
+  // make and a TLB flush to undo, per session.
+  auto mem = file.allocate_buffer(ring.buffers * ring.buffer_size);
+  if (!mem) return mem.status();
+  w->ring_mem_ = std::move(*mem);
+  for (size_t i = 0; i < w->ring_.size(); ++i)
+    w->ring_[i].mem = std::span(w->ring_mem_.data() + i * ring.buffer_size, ring.buffer_size);
   w->cur().base = kFirstRecordOffset;
   auto size = file.size();
   if (!size) return size.status();

@@ -122,7 +122,7 @@ class JournalWriter {
 
  private:
   struct Buffer {
-    AlignedBuffer mem;
+    std::span<std::byte> mem;  // a slice of ring_mem_
     uint64_t base = 0;       // journal offset of mem[0]
     size_t used = 0;         // bytes filled
     size_t submitted = 0;    // bytes handed to the File
@@ -149,6 +149,7 @@ class JournalWriter {
   File& file_;
   JournalHeader header_;
   RingOptions opts_;
+  AlignedBuffer ring_mem_;  // every buffer of the ring, one after another
   std::vector<Buffer> ring_;
   size_t cur_ = 0;
   uint64_t txn_ = 0;          // the open transaction, or the last committed
