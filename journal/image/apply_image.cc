@@ -34,6 +34,11 @@ class RunWriter {
   // A gap costs its bytes read and written again; a separate write costs a
   // system call, about as much as 4 KiB of copying.
   static constexpr uint64_t kFillGap = 4 << 10;
+  // The buffer starts this small and doubles up to kRun as runs need: a
+  // close or checkpoint of a few KiB of metadata then takes its buffer
+  // from the heap, where an 8 MiB one would be a mapping of its own, a
+  // page fault to make and a TLB flush to undo (about 0.1 ms each here).
+  static constexpr size_t kFirstRun = 64 << 10;
   // `kept` is the caller's buffer to gather the writes in, allocated on
   // first use if empty and left to the caller; without it, the writer's own.
   RunWriter(File& base, const Progress& progress, AlignedBuffer* kept, GapFill gaps)
@@ -42,12 +47,8 @@ class RunWriter {
   // Room for n <= kRun bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
     assert(n <= kRun);
-    if (!run_.valid()) {
-      auto buffer = base_.allocate_buffer(kRun);
-      if (!buffer) return buffer.status();
-      run_ = std::move(*buffer);
-    }
     if (len_ > 0 && (addr_ + len_ != addr || len_ + n > kRun)) H5J_RETURN_IF_ERROR(flush());
+    if (len_ + n > run_.size()) H5J_RETURN_IF_ERROR(grow(len_ + n));
     if (len_ == 0) addr_ = addr;
     std::span<std::byte> room(run_.data() + len_, n);
     len_ += n;
@@ -82,6 +83,15 @@ class RunWriter {
 
  private:
   static uint64_t end(const RawLayer::Range& r) { return r.addr + r.len; }
+  // A buffer of at least `need` <= kRun bytes, holding the run so far.
+  Status grow(size_t need) {
+    size_t size = std::max({need, 2 * run_.size(), kFirstRun});
+    auto bigger = base_.allocate_buffer(std::min(size, kRun));
+    if (!bigger) return bigger.status();
+    if (len_ > 0) std::memcpy(bigger->data(), run_.data(), len_);
+    run_ = std::move(*bigger);
+    return Status::ok();
+  }
   // The gaps between kept_[i, j), from the file (zeros past its end).
   Status fill_gaps(size_t i, size_t j) {
     uint64_t from = kept_[i].addr;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apply_image.h"
+#include "forwarding_file.h"
 #include "raw_layer.h"
 #include "replay.h"
 #include "test_util.h"
@@ -250,6 +251,45 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
         apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), *f.file));
     f.check();
   }
+}
+
+// The write buffer starts small and grows as a run needs (RunWriter): a
+// run longer than its first size still goes out whole, in one write, with
+// the bytes gathered before each growth kept.
+TEST_CASE("a run longer than the write buffer's first size is written whole, in one write") {
+  struct WritesCounted : ForwardingFile {
+    using ForwardingFile::ForwardingFile;
+    Status write_at(uint64_t o, std::span<const std::byte> d) override {
+      ++writes;
+      return ForwardingFile::write_at(o, d);
+    }
+    int writes = 0;
+  };
+  ModelFile f(1 << 20);
+  std::mt19937 rng(3);
+  ExtentMap overlay;
+  std::vector<std::byte> journal;
+  uint64_t addr = 4096;
+  for (uint64_t len : {40 << 10, 100 << 10, 300 << 10}) {  // adjacent: one run of 440 KiB
+    journal.resize(journal.size() + 512);  // apart in the journal: three extents, not one
+    overlay.insert(addr, len, journal.size());
+    for (uint64_t b = 0; b < len; ++b) journal.push_back(std::byte(rng()));
+    std::memcpy(f.model.data() + addr, journal.data() + journal.size() - len, len);
+    addr += len;
+  }
+  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
+    std::memcpy(out.data(), journal.data() + off, out.size());
+    return Status::ok();
+  };
+  auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
+  REQUIRE(second);
+  WritesCounted counted(std::move(*second));
+  AlignedBuffer run;
+  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
+  CHECK(counted.writes == 1);
+  CHECK(run.size() >= (440u << 10));
+  CHECK(run.size() < (8u << 20));  // grown to the run, not to the largest run allowed
+  f.check();
 }
 
 // A ZERO record of space never written may reach far past the file's end
