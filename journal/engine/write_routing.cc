@@ -197,7 +197,6 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t ta
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }
-  if (!sieve_span_) sieve_span_.reset(new std::byte[kSieveMax]);  // default-initialized: not zeroed
   for (size_t i = 0; i < pieces.size();) {
     size_t j = i + 1;
     uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
@@ -209,6 +208,7 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t ta
     if (j == i + 1) {
       H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
     } else {
+      if (!sieve_span_) sieve_span_.reset(new std::byte[kSieveMax]);  // default-initialized: not zeroed
       std::span<std::byte> span_bytes(sieve_span_.get(), end - start);
       H5J_RETURN_IF_ERROR(read_layers(start, span_bytes));
       for (size_t k = i; k < j; ++k) copy_piece(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes);
