@@ -65,6 +65,8 @@
 
 namespace h5j {
 
+struct PieceShape;  // what write_raw learns of its pieces in one pass (write_routing.cc)
+
 class JournaledFile : private RecoveredImage {
  public:
   static Result<std::unique_ptr<JournaledFile>> open(const std::string& path, Access access,
@@ -223,9 +225,9 @@ class JournaledFile : private RecoveredImage {
   // write() with the in-place threshold given: the part below the protected
   // end journaled, the rest in place unless shorter than inplace_min.
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);
-  Status write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag);
+  Status write_raw_by_mode(std::span<const RawPiece> pieces, const PieceShape& shape, uint32_t tag);
   Status write_piece_under_mpi(const RawPiece& p, uint32_t tag);
-  Status write_sieved(std::span<const RawPiece> pieces, uint32_t tag);
+  Status write_sieved(std::span<const RawPiece> pieces, const PieceShape& shape, uint32_t tag);
   // Pieces `in_place` picks are written by `write_in_place`; the runs of
   // pieces between them go to the data log, in order.
   Status log_all_but(std::span<const RawPiece> pieces, const std::function<bool(const RawPiece&)>& in_place,
@@ -235,7 +237,6 @@ class JournaledFile : private RecoveredImage {
   Status append_pattern(const RawPattern& pattern, Gather bytes);
   // Whether a pattern about to be logged is staged rather than indexed.
   bool stages(const RawPattern& pattern) const;
-  bool all_in_new_space(std::span<const RawPiece> pieces) const;
   // Into a range HDF5 allocated and never wrote, declared at the last
   // commit: in place, with a PLACED record (unwritten_space.h).
   Status write_placed(uint64_t addr, std::span<const std::byte> data);

@@ -21,19 +21,18 @@
 #include "journaled_file.h"
 
 namespace h5j {
+
+// What one pass over a vector's pieces tells its routing: a strided write
+// of small elements is a million pieces, so each further pass over them
+// costs as much as the sieve's copy of their bytes.
+struct PieceShape {
+  uint64_t bytes = 0;                  // in all
+  uint64_t lowest = UINT64_MAX;        // the lowest address
+  bool sorted_and_disjoint = true;     // in address order, none overlapping
+  uint64_t widest_gap = 0;             // between neighbours, when sorted and disjoint
+};
+
 namespace {
-
-uint64_t total_bytes(std::span<const RawPiece> pieces) {
-  uint64_t n = 0;
-  for (const RawPiece& p : pieces) n += p.bytes.size();
-  return n;
-}
-
-bool sorted_and_disjoint(std::span<const RawPiece> pieces) {
-  for (size_t i = 1; i < pieces.size(); ++i)
-    if (pieces[i].addr < pieces[i - 1].addr + pieces[i - 1].bytes.size()) return false;
-  return true;
-}
 
 // Sieve spans: what HDF5's sieve buffer does for a driver without vector
 // writes.  A sieve span is read, patched and written whole, so it only spans
@@ -58,12 +57,39 @@ void copy_piece(std::byte* to, std::span<const std::byte> piece) {
   else std::memcpy(to, piece.data(), piece.size());
 }
 
+PieceShape shape_of(std::span<const RawPiece> pieces) {
+  PieceShape shape;
+  uint64_t end = pieces.empty() ? 0 : pieces.front().addr;  // of the piece before
+  for (const RawPiece& p : pieces) {
+    shape.bytes += p.bytes.size();
+    shape.lowest = std::min(shape.lowest, p.addr);
+    if (p.addr < end) shape.sorted_and_disjoint = false;
+    else shape.widest_gap = std::max(shape.widest_gap, p.addr - end);
+    end = p.addr + p.bytes.size();
+  }
+  return shape;
+}
+
 // Whether the pieces are dense enough in their span that sieve spans cost less
 // than staging them (they are sorted: HDF5 gives a selection in order).
-bool sieve_cheaper(std::span<const RawPiece> pieces) {
-  if (pieces.size() < 2 || !sorted_and_disjoint(pieces)) return false;
+bool sieve_cheaper(std::span<const RawPiece> pieces, const PieceShape& shape) {
+  if (pieces.size() < 2 || !shape.sorted_and_disjoint) return false;
   uint64_t span = pieces.back().addr + pieces.back().bytes.size() - pieces.front().addr;
   return span / pieces.size() < kStagedPieceCost;
+}
+
+// The end j of the sieve span that starts at piece i: pieces [i, j) span at
+// most kSieveMax bytes, with no gap over kSieveGap between them.  Sorted
+// and disjoint pieces end in address order, so the first bound is a binary
+// search; the gaps need a look only when some gap of the vector is wider.
+size_t sieve_span_end(std::span<const RawPiece> pieces, size_t i, const PieceShape& shape) {
+  uint64_t start = pieces[i].addr;
+  auto fits = [&](const RawPiece& p) { return p.addr + p.bytes.size() - start <= kSieveMax; };
+  size_t j = size_t(std::partition_point(pieces.begin() + i + 1, pieces.end(), fits) - pieces.begin());
+  if (shape.widest_gap <= kSieveGap) return j;
+  for (size_t k = i + 1; k < j; ++k)
+    if (pieces[k].addr - (pieces[k - 1].addr + pieces[k - 1].bytes.size()) > kSieveGap) return k;
+  return j;
 }
 
 }  // namespace
@@ -84,12 +110,12 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
 
 Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) {
   H5J_RETURN_IF_ERROR(write_refusal());
-  uint64_t total = total_bytes(pieces);
+  PieceShape shape = shape_of(pieces);
   return guarded([&] {
-    if (total == 0) return Status::ok();
+    if (shape.bytes == 0) return Status::ok();
     // A follower's writes are in rank 0's transaction, which only rank 0 opens.
     H5J_RETURN_IF_ERROR(follower_ ? catch_up() : txn_->begin());
-    H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, tag));
+    H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, shape, tag));
     return follower_ ? Status::ok() : txn_->publish_to_followers();
   });
 }
@@ -139,7 +165,7 @@ Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> da
   return Status::ok();
 }
 
-Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32_t tag) {
+Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, const PieceShape& shape, uint32_t tag) {
   if (opts_.raw_mode == RawMode::kLog) return append_raw(pieces);
   if (sharing_.lands_single_pieces_at_once() && pieces.size() == 1) return write_piece_under_mpi(pieces[0], tag);
   // Serially, kInPlace gathers sieve spans, unless every piece is in new space
@@ -150,8 +176,8 @@ Status JournaledFile::write_raw_by_mode(std::span<const RawPiece> pieces, uint32
   // parallel), so every rank does what kAuto does, and stages its small
   // pieces in new space.
   if (opts_.raw_mode == RawMode::kInPlace && sharing_.may_write_gaps() &&
-      (pieces.size() == 1 || !all_in_new_space(pieces) || sieve_cheaper(pieces)))
-    return write_sieved(pieces, tag);
+      (pieces.size() == 1 || shape.lowest < image_.protected_end() || sieve_cheaper(pieces, shape)))
+    return write_sieved(pieces, shape, tag);
   // kAuto: large pieces in new space in place, runs of the others to the log.
   uint64_t min = std::max<uint64_t>(opts_.inplace_min_bytes, 1);
   return log_all_but(
@@ -190,26 +216,21 @@ Status JournaledFile::log_all_but(std::span<const RawPiece> pieces, const std::f
 // The vector's pieces are in place (above the protected end) if the vector
 // as a whole is worth its own fdatasync: many small pieces of one large
 // write must not each count as small.
-Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, uint32_t tag) {
+Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, const PieceShape& shape, uint32_t tag) {
   assert(sharing_.may_write_gaps());  // a sieve span's gaps are this process's alone
-  uint64_t inplace_min = total_bytes(pieces) >= this->inplace_min() ? 0 : this->inplace_min();
-  if (!sorted_and_disjoint(pieces)) {
+  uint64_t inplace_min = shape.bytes >= this->inplace_min() ? 0 : this->inplace_min();
+  if (!shape.sorted_and_disjoint) {
     for (const RawPiece& p : pieces) H5J_RETURN_IF_ERROR(write_by_rule(p.addr, p.bytes, tag, inplace_min));
     return Status::ok();
   }
   for (size_t i = 0; i < pieces.size();) {
-    size_t j = i + 1;
-    uint64_t start = pieces[i].addr, end = start + pieces[i].bytes.size();
-    while (j < pieces.size() && pieces[j].addr - end <= kSieveGap &&
-           pieces[j].addr + pieces[j].bytes.size() - start <= kSieveMax) {
-      end = pieces[j].addr + pieces[j].bytes.size();
-      ++j;
-    }
+    size_t j = sieve_span_end(pieces, i, shape);
+    uint64_t start = pieces[i].addr;
     if (j == i + 1) {
       H5J_RETURN_IF_ERROR(write_by_rule(start, pieces[i].bytes, tag, inplace_min));
     } else {
       if (!sieve_span_) sieve_span_.reset(new std::byte[kSieveMax]);  // default-initialized: not zeroed
-      std::span<std::byte> span_bytes(sieve_span_.get(), end - start);
+      std::span<std::byte> span_bytes(sieve_span_.get(), pieces[j - 1].addr + pieces[j - 1].bytes.size() - start);
       H5J_RETURN_IF_ERROR(read_layers(start, span_bytes));
       for (size_t k = i; k < j; ++k) copy_piece(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes);
       H5J_RETURN_IF_ERROR(write_by_rule(start, span_bytes, tag, inplace_min));
@@ -292,10 +313,6 @@ Status JournaledFile::append_pattern(const RawPattern& pattern, Gather bytes) {
 // before: design.md §10.
 bool JournaledFile::stages(const RawPattern& pattern) const {
   return sharing_.stages(opts_.raw_mode) && pattern.addr >= image_.protected_end();
-}
-
-bool JournaledFile::all_in_new_space(std::span<const RawPiece> pieces) const {
-  return std::all_of(pieces.begin(), pieces.end(), [&](const RawPiece& p) { return p.addr >= image_.protected_end(); });
 }
 
 Status JournaledFile::place_staged_below(uint64_t limit) {

@@ -2,6 +2,7 @@
 // and writes in place into space declared unwritten.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,4 +133,39 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "large writes in place start their writebac
   REQUIRE((*f)->write(at + 3 * mib, piece, 0));  // the next transaction starts again
   CHECK(started() == std::vector<std::string>{"file 4194304+1048576"});
   REQUIRE((*f)->close());
+}
+
+// HDF5's sieve buffer, done by the engine for a vector of small pieces: a
+// sieve span holds at most 1 MiB and bridges gaps of at most 64 KiB, so the
+// pieces' gaps are written (as read: zeros in new space) only inside a span.
+TEST_CASE_FIXTURE(FileWithSyncsSeen, "a strided vector goes in sieve spans of at most 1 MiB that bridge no wide gap") {
+  opts.ring.durable = false;  // every byte in place, none journaled
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  const uint64_t stride = 32, element = 8;
+  auto elements = [&](uint64_t from, uint64_t count, std::vector<RawPiece>& out, std::vector<std::byte>& bytes) {
+    for (uint64_t i = 0; i < count; ++i)
+      out.push_back({from + i * stride, std::span(&bytes[out.size() * element], element)});
+  };
+  const uint64_t first = 49152;                 // 1.5 MiB of span: two sieve spans
+  const uint64_t second_at = first * stride + (128 << 10);  // past a 128 KiB gap
+  const uint64_t second = 2048;                 // 64 KiB of span
+  std::vector<std::byte> bytes((first + second) * element);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i % 251 + 1);
+  std::vector<RawPiece> pieces;
+  elements(0, first, pieces, bytes);
+  elements(second_at, second, pieces, bytes);
+  syncs.bytes_written.clear();
+  REQUIRE((*f)->write_raw(pieces, 0));
+  // The first run's spans: its elements ending within 1 MiB, then the rest;
+  // the 24 bytes between them, and the 128 KiB gap, are not written.
+  const uint64_t first_span = (first - 1) * stride + element, second_span = (second - 1) * stride + element;
+  CHECK(syncs.bytes_written["file"] == first_span - (stride - element) + second_span);
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->close());
+  auto back = test::read_file(path);
+  REQUIRE(back.size() == second_at + second_span);
+  std::vector<std::byte> expected(back.size());
+  for (const RawPiece& p : pieces) std::memcpy(&expected[p.addr], p.bytes.data(), p.bytes.size());
+  CHECK(back == expected);
 }
