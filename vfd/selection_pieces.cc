@@ -63,6 +63,69 @@ class SequenceWalk {
   bool done_ = false;
 };
 
+// No piece yet: no run's address is this, so nothing follows it.
+constexpr uint64_t kNoPiece = UINT64_MAX;
+
+// The loop a strided selection of a contiguous buffer spends its time in,
+// a million elements a write: file runs that the current memory sequence
+// holds whole, none following the piece before in the file, each a piece
+// of its own.  It keeps its place in locals, not in the cursors: a store
+// into `out` could alias their arrays and force a reload after each piece.
+// Stops at the first run that needs the general step, or when `out` is
+// full; returns the pieces made, and `last_end` where the last one ends.
+size_t whole_runs(SequenceWalk::Cursor& f, SequenceWalk::Cursor& m, uint64_t file_offset, const std::byte* bytes,
+                  std::span<RawPiece> out, uint64_t& last_end) {
+  const hsize_t* off = f.off;
+  const size_t* len = f.len;
+  size_t at = f.at, made = 0;
+  const size_t held = m.length();
+  hsize_t from = m.offset();
+  size_t room = held;
+  uint64_t end = last_end;
+  while (at < f.count && made < out.size() && len[at] <= room && file_offset + off[at] != end) {
+    size_t n = len[at];
+    uint64_t addr = file_offset + off[at];
+    out[made++] = {addr, std::span(bytes + from, n)};
+    from += n;
+    room -= n;
+    end = addr + n;
+    ++at;
+  }
+  if (made == 0) return 0;
+  f.at = at;
+  m.take(held - room);
+  last_end = end;
+  return made;
+}
+
+// Copies a memory run into the gather buffer; runs of 4 and 8 bytes, an
+// array of structs' usual members, at a constant size, inline.
+void copy_run(std::byte* to, const std::byte* from, size_t n) {
+  if (n == 4) std::memcpy(to, from, 4);
+  else if (n == 8) std::memcpy(to, from, 8);
+  else std::memcpy(to, from, n);
+}
+
+// The loop an array of structs written a member at a time spends its time
+// in (h5bench's IC): memory runs of up to kGatherPiece bytes, shorter than
+// what is left of the current file run, copied one after another into
+// `into`.  Returns the bytes copied, which the file run has given.
+size_t gather_runs(SequenceWalk::Cursor& f, SequenceWalk::Cursor& m, const std::byte* bytes, std::span<std::byte> into) {
+  const hsize_t* off = m.off;
+  const size_t* len = m.len;
+  size_t at = m.at, got = 0;
+  const size_t want = std::min(f.length(), into.size());
+  while (at < m.count && len[at] <= kGatherPiece && len[at] <= want - got) {
+    copy_run(into.data() + got, bytes + off[at], len[at]);
+    got += len[at];
+    ++at;
+  }
+  if (got == 0) return 0;
+  m.at = at;
+  f.take(got);
+  return got;
+}
+
 }  // namespace
 
 Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_offset, size_t element_size,
@@ -72,15 +135,18 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
   auto mem = std::make_unique<SequenceWalk>(mem_space, element_size);
   if (!file->valid() || !mem->valid()) return Status(Code::kInvalid, "H5Ssel_iter_create failed");
   const auto* bytes = static_cast<const std::byte*>(buf);
-  std::vector<RawPiece>& pieces = scratch.pieces;
+  if (!scratch.batch) scratch.batch.reset(new RawPiece[kSelectionBatch]);
   if (!scratch.gathered) scratch.gathered.reset(new std::byte[kGatherBytes]);
+  RawPiece* const pieces = scratch.batch.get();
   std::span<std::byte> gathered(scratch.gathered.get(), kGatherBytes);
-  pieces.clear();
-  size_t used = 0;             // bytes of `gathered` the pieces hold
-  bool last_gathered = false;  // the last piece's bytes are in `gathered`
+  size_t count = 0;                 // pieces in the batch
+  uint64_t last_end = kNoPiece;     // where pieces[count - 1] ends in the file
+  size_t used = 0;                  // bytes of `gathered` the pieces hold
+  bool last_gathered = false;       // the last piece's bytes are in `gathered`
   auto flush = [&]() -> Status {
-    Status s = pieces.empty() ? Status::ok() : batch(pieces);
-    pieces.clear();
+    Status s = count == 0 ? Status::ok() : batch(std::span<const RawPiece>(pieces, count));
+    count = 0;
+    last_end = kNoPiece;
     used = 0;
     last_gathered = false;
     return s;
@@ -92,37 +158,61 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
     SequenceWalk::Cursor f = file->cursor(), m = mem->cursor();
     Status s;
     while (s && f.left() && m.left()) {
+      if (f.length() <= m.length()) {
+        size_t made = whole_runs(f, m, file_offset, bytes, std::span(pieces + count, kSelectionBatch - count), last_end);
+        if (made > 0) {
+          count += made;
+          last_gathered = false;
+          if (count == kSelectionBatch) s = flush();
+          continue;
+        }
+      } else if (uint64_t addr = file_offset + f.offset(); size_t got = gather_runs(f, m, bytes, gathered.subspan(used))) {
+        if (addr == last_end && last_gathered) {  // more of the last piece, next to it in `gathered`
+          RawPiece& last = pieces[count - 1];
+          last.bytes = std::span(last.bytes.data(), last.bytes.size() + got);
+        } else {
+          pieces[count++] = {addr, std::span(gathered.data() + used, got)};
+          last_gathered = true;
+        }
+        used += got;
+        last_end = addr + got;
+        if (count == kSelectionBatch) s = flush();
+        continue;
+      }
       size_t n = std::min(f.length(), m.length());
       uint64_t addr = file_offset + f.offset();
       const std::byte* from = bytes + m.offset();
       f.take(n);
       m.take(n);
-      RawPiece* last = pieces.empty() ? nullptr : &pieces.back();
-      bool follows = last != nullptr && last->addr + last->bytes.size() == addr;
-      if (follows && !last_gathered && last->bytes.data() + last->bytes.size() == from) {
-        last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);  // contiguous in both
-        continue;
-      }
-      if (follows && n <= kGatherPiece) {
-        size_t need = n + (last_gathered ? 0 : last->bytes.size());
-        if (used + need <= gathered.size()) {
-          if (!last_gathered) {
-            std::memcpy(gathered.data() + used, last->bytes.data(), last->bytes.size());
-            last->bytes = std::span(gathered.data() + used, last->bytes.size());
-            used += last->bytes.size();
-            last_gathered = true;
-          }
-          std::memcpy(gathered.data() + used, from, n);
-          used += n;
-          last->bytes = std::span(last->bytes.data(), last->bytes.size() + n);
+      if (addr == last_end) {  // the run follows the last piece in the file
+        RawPiece& last = pieces[count - 1];
+        last_end = addr + n;
+        if (!last_gathered && last.bytes.data() + last.bytes.size() == from) {
+          last.bytes = std::span(last.bytes.data(), last.bytes.size() + n);  // contiguous in both
           continue;
         }
-        s = flush();  // the gather buffer is full: its pieces go first
-        if (!s) break;
+        if (n <= kGatherPiece) {
+          size_t need = n + (last_gathered ? 0 : last.bytes.size());
+          if (used + need <= gathered.size()) {
+            if (!last_gathered) {
+              std::memcpy(gathered.data() + used, last.bytes.data(), last.bytes.size());
+              last.bytes = std::span(gathered.data() + used, last.bytes.size());
+              used += last.bytes.size();
+              last_gathered = true;
+            }
+            std::memcpy(gathered.data() + used, from, n);
+            used += n;
+            last.bytes = std::span(last.bytes.data(), last.bytes.size() + n);
+            continue;
+          }
+          s = flush();  // the gather buffer is full: its pieces go first
+          if (!s) break;
+        }
       }
-      pieces.push_back({addr, std::span(from, n)});
+      pieces[count++] = {addr, std::span(from, n)};
+      last_end = addr + n;
       last_gathered = false;
-      if (pieces.size() == kSelectionBatch) s = flush();
+      if (count == kSelectionBatch) s = flush();
     }
     file->moved_to(f);
     mem->moved_to(m);

@@ -36,7 +36,9 @@ constexpr size_t kSelectionBatch = 1 << 16;
 constexpr size_t kGatherPiece = 1024;        // runs up to this long are gathered
 constexpr size_t kGatherBytes = 4 << 20;     // bytes gathered in a batch, at most
 struct SelectionScratch {
-  std::vector<RawPiece> pieces;
+  std::vector<RawPiece> pieces;  // a vector write's raw pieces (driver_io.cc)
+  // kSelectionBatch pieces of a selection, allocated at the first write.
+  std::unique_ptr<RawPiece[]> batch;
   // kGatherBytes, allocated at the first write and never zeroed: a write
   // that gathers nothing touches none of its pages.
   std::unique_ptr<std::byte[]> gathered;
