@@ -69,6 +69,8 @@
   X(ssize_t, H5Pget_driver_config_str, (hid_t p, char* s, size_t n), (p, s, n))                                    \
   X(herr_t, H5Pset_driver, (hid_t p, hid_t d, const void* i), (p, d, i))                                           \
   X(herr_t, H5Pget_file_locking, (hid_t p, hbool_t * use, hbool_t * ignore), (p, use, ignore))                     \
+  X(H5S_sel_type, H5Sget_select_type, (hid_t s), (s))                                                              \
+  X(hssize_t, H5Sget_select_npoints, (hid_t s), (s))                                                               \
   X(hid_t, H5Ssel_iter_create, (hid_t s, size_t e, unsigned f), (s, e, f))                                         \
   X(herr_t, H5Ssel_iter_get_seq_list,                                                                              \
     (hid_t i, size_t m, size_t b, size_t * n, size_t * nb, hsize_t * off, size_t * len),                           \
