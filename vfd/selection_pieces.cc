@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "copy_run.h"
+
 namespace h5j {
 namespace {
 
@@ -101,19 +103,12 @@ size_t whole_runs(SequenceWalk::Cursor& f, SequenceWalk::Cursor& m, uint64_t fil
   return made;
 }
 
-// Copies a memory run into the gather buffer; runs of 4 and 8 bytes, an
-// array of structs' usual members, at a constant size, inline.
-void copy_run(std::byte* to, const std::byte* from, size_t n) {
-  if (n == 4) std::memcpy(to, from, 4);
-  else if (n == 8) std::memcpy(to, from, 8);
-  else std::memcpy(to, from, n);
-}
-
 // The loop an array of structs written a member at a time spends its time
 // in (h5bench's IC): memory runs of up to kGatherPiece bytes, shorter than
 // what is left of the current file run, copied one after another into
 // `into`.  Returns the bytes copied, which the file run has given.
-size_t gather_runs(SequenceWalk::Cursor& f, SequenceWalk::Cursor& m, const std::byte* bytes, std::span<std::byte> into) {
+size_t gather_runs(SequenceWalk::Cursor& f, SequenceWalk::Cursor& m, const std::byte* bytes,
+                   std::span<std::byte> into) {
   const hsize_t* off = m.off;
   const size_t* len = m.len;
   size_t at = m.at, got = 0;
@@ -179,14 +174,16 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
     Status s;
     while (s && f.left() && m.left()) {
       if (f.length() <= m.length()) {
-        size_t made = whole_runs(f, m, file_offset, bytes, std::span(pieces + count, kSelectionBatch - count), last_end);
+        std::span<RawPiece> room(pieces + count, kSelectionBatch - count);
+        size_t made = whole_runs(f, m, file_offset, bytes, room, last_end);
         if (made > 0) {
           count += made;
           last_gathered = false;
           if (count == kSelectionBatch) s = flush();
           continue;
         }
-      } else if (uint64_t addr = file_offset + f.offset(); size_t got = gather_runs(f, m, bytes, gathered.subspan(used))) {
+      } else if (uint64_t addr = file_offset + f.offset();
+                 size_t got = gather_runs(f, m, bytes, gathered.subspan(used))) {
         if (addr == last_end && last_gathered) {  // more of the last piece, next to it in `gathered`
           RawPiece& last = pieces[count - 1];
           last.bytes = std::span(last.bytes.data(), last.bytes.size() + got);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "copy_run.h"
 #include "journaled_file.h"
 
 namespace h5j {
@@ -47,15 +48,6 @@ constexpr uint64_t kMaxExtentBytes = 64 << 20;
 // span holds fewer bytes than this per piece goes in sieve spans even in new
 // space: 8-byte elements at a stride of 4 are 8x faster so.
 constexpr uint64_t kStagedPieceCost = 256;
-
-// Copies a piece into a sieve span.  Elements of 4 and 8 bytes, the
-// common case of a strided write, are copied at a constant size, inline:
-// a call to memcpy for each cost 10% of such a write.
-void copy_piece(std::byte* to, std::span<const std::byte> piece) {
-  if (piece.size() == 8) std::memcpy(to, piece.data(), 8);
-  else if (piece.size() == 4) std::memcpy(to, piece.data(), 4);
-  else std::memcpy(to, piece.data(), piece.size());
-}
 
 PieceShape shape_of(std::span<const RawPiece> pieces) {
   PieceShape shape;
@@ -232,7 +224,8 @@ Status JournaledFile::write_sieved(std::span<const RawPiece> pieces, const Piece
       if (!sieve_span_) sieve_span_.reset(new std::byte[kSieveMax]);  // default-initialized: not zeroed
       std::span<std::byte> span_bytes(sieve_span_.get(), pieces[j - 1].addr + pieces[j - 1].bytes.size() - start);
       H5J_RETURN_IF_ERROR(read_layers(start, span_bytes));
-      for (size_t k = i; k < j; ++k) copy_piece(span_bytes.data() + (pieces[k].addr - start), pieces[k].bytes);
+      for (const RawPiece& p : pieces.subspan(i, j - i))
+        copy_run(span_bytes.data() + (p.addr - start), p.bytes.data(), p.bytes.size());
       H5J_RETURN_IF_ERROR(write_by_rule(start, span_bytes, tag, inplace_min));
     }
     i = j;
