@@ -18,8 +18,10 @@ TEST_CASE("overlay agrees with a reference array under random overlapping writes
     std::vector<uint8_t> log;
     std::vector<int> reference(kSpace, -1);
     ExtentMap map;
+    uint64_t write_end = 0;  // of the last write
     for (int op = 0; op < 400; ++op) {
       uint64_t addr = rng() % kSpace;
+      if (rng() % 4 == 0 && write_end < kSpace) addr = write_end;  // continues it, its source too
       uint64_t len = std::min<uint64_t>(rng() % 300 + 1, kSpace - addr);
       if (rng() % 20 == 0) {
         map.erase(addr, len);
@@ -27,7 +29,7 @@ TEST_CASE("overlay agrees with a reference array under random overlapping writes
         continue;
       }
       uint64_t src = log.size();
-      // Sometimes continue the previous write exactly, to exercise merging.
+      write_end = addr + len;
       for (uint64_t i = 0; i < len; ++i) {
         uint8_t b = uint8_t(rng());
         log.push_back(b);
@@ -69,4 +71,36 @@ TEST_CASE("sequential writes with sequential sources merge into one extent") {
   map.for_each([](const ExtentMap::Extent& e) { CHECK((e.addr == 0 && e.len == 1000)); });
   map.insert(500, 10, 99999);
   CHECK(map.extent_count() == 3);
+}
+
+// UnwrittenSpace keeps the written ranges as a set: every source
+// kZeroSource, so a write that overlaps or continues the range before it
+// extends that range (ExtentMap::extend_previous).
+TEST_CASE("a set of ranges agrees with a reference array under random overlapping inserts") {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    constexpr uint64_t kSpace = 5000;
+    std::vector<bool> reference(kSpace, false);
+    ExtentMap set;
+    for (int op = 0; op < 300; ++op) {
+      uint64_t addr = rng() % kSpace;
+      uint64_t len = std::min<uint64_t>(rng() % 200 + 1, kSpace - addr);
+      set.insert(addr, len, ExtentMap::kZeroSource);
+      for (uint64_t i = addr; i < addr + len; ++i) reference[i] = true;
+    }
+    std::vector<bool> seen(kSpace, false);
+    uint64_t last_end = 0;
+    size_t extents = 0;
+    set.for_each([&](const ExtentMap::Extent& e) {
+      if (extents > 0) CHECK(e.addr > last_end);  // disjoint, and adjacent ones joined
+      CHECK(e.src == ExtentMap::kZeroSource);
+      for (uint64_t i = e.addr; i < e.addr + e.len; ++i) seen[i] = true;
+      last_end = e.addr + e.len;
+      ++extents;
+    });
+    CHECK(seen == reference);
+    size_t runs = 0;
+    for (uint64_t i = 0; i < kSpace; ++i) runs += reference[i] && (i == 0 || !reference[i - 1]);
+    CHECK(extents == runs);
+  }
 }
