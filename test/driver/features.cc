@@ -132,7 +132,8 @@ void write_selected(hid_t ds, hid_t fs, hssize_t count, int base) {
 
 // Raw data in scattered shapes, each written in its own transaction:
 // strided 3-D boxes (contiguous and chunked, compressed or not), boxes with
-// a stride between blocks, point selections, overwrites of committed data,
+// a stride between blocks, point selections, runs gathered from memory runs
+// that straddle them, overwrites of committed data,
 // and writes interleaved across many datasets.
 void raw_patterns(const std::string& file, hid_t fapl) {
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl);
@@ -167,6 +168,18 @@ void raw_patterns(const std::string& file, hid_t fapl) {
     hsize_t points[6][3] = {{23, 0, 5}, {0, 0, 0}, {12, 12, 12}, {5, 23, 1}, {12, 12, 13}, {7, 3, 22}};
     CHECK_H5(H5Sselect_elements(fs, H5S_SELECT_SET, 6, &points[0][0]));
     write_selected(ds, fs, 6, -7);
+    // Runs of 6 elements every 8 along the last dimension, from runs of 4
+    // every 5 of a buffer: memory runs straddle file runs, so the driver
+    // gathers a file run from a memory run's end and the next one's start.
+    hsize_t fstart[3] = {9, 9, 0}, fstride[3] = {1, 1, 8}, fcount[3] = {1, 2, 3}, fblock[3] = {1, 1, 6};
+    CHECK_H5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, fstart, fstride, fcount, fblock));
+    hsize_t wide = 45, mstart = 0, mstride = 5, mcount = 9, mblock = 4;  // 36 elements, as the file's
+    hid_t ms = H5Screate_simple(1, &wide, nullptr);
+    CHECK_H5(H5Sselect_hyperslab(ms, H5S_SELECT_SET, &mstart, &mstride, &mcount, &mblock));
+    std::vector<int> values(wide);
+    std::iota(values.begin(), values.end(), -500);
+    CHECK_H5(H5Dwrite(ds, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, values.data()));
+    H5Sclose(ms);
     CHECK_H5(H5Fflush(f, H5F_SCOPE_GLOBAL));
     H5Sclose(fs);
     H5Dclose(ds);
