@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,6 +165,20 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
     last_gathered = false;
     return s;
   };
+  // `got` bytes of the run at `addr` were just copied to gathered[used...]:
+  // more of the last piece if that is gathered too and the run follows it
+  // in the file, else a piece of their own.
+  auto took_gathered = [&](uint64_t addr, size_t got) {
+    if (addr == last_end && last_gathered) {
+      RawPiece& last = pieces[count - 1];
+      last.bytes = std::span(last.bytes.data(), last.bytes.size() + got);
+    } else {
+      pieces[count++] = {addr, std::span(gathered.data() + used, got)};
+      last_gathered = true;
+    }
+    used += got;
+    last_end = addr + got;
+  };
   for (;;) {
     H5J_RETURN_IF_ERROR(file->fill());
     H5J_RETURN_IF_ERROR(mem->fill());
@@ -184,15 +197,7 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
         }
       } else if (uint64_t addr = file_offset + f.offset();
                  size_t got = gather_runs(f, m, bytes, gathered.subspan(used))) {
-        if (addr == last_end && last_gathered) {  // more of the last piece, next to it in `gathered`
-          RawPiece& last = pieces[count - 1];
-          last.bytes = std::span(last.bytes.data(), last.bytes.size() + got);
-        } else {
-          pieces[count++] = {addr, std::span(gathered.data() + used, got)};
-          last_gathered = true;
-        }
-        used += got;
-        last_end = addr + got;
+        took_gathered(addr, got);
         if (count == kSelectionBatch) s = flush();
         continue;
       }
@@ -203,23 +208,16 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
       m.take(n);
       if (addr == last_end) {  // the run follows the last piece in the file
         RawPiece& last = pieces[count - 1];
-        last_end = addr + n;
         if (!last_gathered && last.bytes.data() + last.bytes.size() == from) {
           last.bytes = std::span(last.bytes.data(), last.bytes.size() + n);  // contiguous in both
+          last_end = addr + n;
           continue;
         }
         if (n <= kGatherPiece) {
-          size_t need = n + (last_gathered ? 0 : last.bytes.size());
-          if (used + need <= gathered.size()) {
-            if (!last_gathered) {
-              std::memcpy(gathered.data() + used, last.bytes.data(), last.bytes.size());
-              last.bytes = std::span(gathered.data() + used, last.bytes.size());
-              used += last.bytes.size();
-              last_gathered = true;
-            }
-            std::memcpy(gathered.data() + used, from, n);
-            used += n;
-            last.bytes = std::span(last.bytes.data(), last.bytes.size() + n);
+          if (used + n <= gathered.size()) {
+            copy_run(gathered.data() + used, from, n);
+            took_gathered(addr, n);
+            if (count == kSelectionBatch) s = flush();
             continue;
           }
           s = flush();  // the gather buffer is full: its pieces go first
