@@ -16,17 +16,27 @@ void ExtentMap::split_at(uint64_t at) {
   it->second.len = head;
 }
 
-// [addr, end) starts inside or at the end of the extent before it, whose
-// source it continues, and reaches no later extent: that extent grows to
-// cover it, and no node is made or freed.  The common case of a set of
-// written ranges (kZeroSource), where each write continues or rewrites
-// the last: the general path costs a small metadata write 1,000
-// instructions, most of them a node allocated and freed.
-bool ExtentMap::extend_previous(uint64_t addr, uint64_t end, uint64_t src) {
+// The two cases of insert() that need no new node; false if neither
+// applies.  A small metadata write on the general path costs 1,000
+// instructions, most of them a node allocated and one freed.
+//  - [addr, end) is exactly one extent: HDF5 rewrites its metadata blocks
+//    whole at every flush (the superblock, an object header, a B-tree
+//    node), each time to a new journal offset.  The extent takes the new
+//    source.
+//  - [addr, end) starts inside or at the end of the extent before it, whose
+//    source it continues, and reaches no later extent: that extent grows.
+//    A set of written ranges (kZeroSource) does so at nearly every write.
+bool ExtentMap::insert_in_place(uint64_t addr, uint64_t end, uint64_t src) {
   auto next = map_.upper_bound(addr);
-  if (next == map_.begin() || (next != map_.end() && next->first <= end)) return false;
+  if (next == map_.begin()) return false;
   auto prev = std::prev(next);
   uint64_t start = prev->first;
+  if (start == addr && start + prev->second.len == end) {
+    prev->second.src = src;
+    merge_neighbours(prev);
+    return true;
+  }
+  if (next != map_.end() && next->first <= end) return false;
   if (start + prev->second.len < addr || source_at(prev->second.src, addr - start) != src) return false;
   prev->second.len = std::max(prev->second.len, end - start);
   return true;
@@ -35,22 +45,27 @@ bool ExtentMap::extend_previous(uint64_t addr, uint64_t end, uint64_t src) {
 void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
   if (len == 0) return;
   uint64_t end = addr + len;
-  if (extend_previous(addr, end, src)) return;
+  if (insert_in_place(addr, end, src)) return;
   split_at(addr);
   split_at(end);
   map_.erase(map_.lower_bound(addr), map_.lower_bound(end));
-  auto it = map_.emplace(addr, Value{len, src}).first;
-  // Merge with neighbours that continue both the address and the source.
-  if (auto next = std::next(it); next != map_.end() && next->first == end && next->second.src == source_at(src, len)) {
+  merge_neighbours(map_.emplace(addr, Value{len, src}).first);
+}
+
+// Joins `it` with the extents beside it that continue both its address
+// range and its source.
+void ExtentMap::merge_neighbours(std::map<uint64_t, Value>::iterator it) {
+  uint64_t end = it->first + it->second.len;
+  if (auto next = std::next(it); next != map_.end() && next->first == end &&
+                                 next->second.src == source_at(it->second.src, it->second.len)) {
     it->second.len += next->second.len;
     map_.erase(next);
   }
-  if (it != map_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first + prev->second.len == addr && source_at(prev->second.src, prev->second.len) == src) {
-      prev->second.len += it->second.len;
-      map_.erase(it);
-    }
+  if (it == map_.begin()) return;
+  auto prev = std::prev(it);
+  if (prev->first + prev->second.len == it->first && source_at(prev->second.src, prev->second.len) == it->second.src) {
+    prev->second.len += it->second.len;
+    map_.erase(it);
   }
 }
 

@@ -50,8 +50,8 @@ class ExtentMap {
   };
   // Cuts any extent that straddles `at` into two at `at`.
   void split_at(uint64_t at);
-  // insert()'s case that needs no new node; false if it does not apply.
-  bool extend_previous(uint64_t addr, uint64_t end, uint64_t src);
+  bool insert_in_place(uint64_t addr, uint64_t end, uint64_t src);
+  void merge_neighbours(std::map<uint64_t, Value>::iterator it);
   std::map<uint64_t, Value> map_;  // keyed by start address
 };
 

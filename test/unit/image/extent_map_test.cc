@@ -23,6 +23,13 @@ TEST_CASE("overlay agrees with a reference array under random overlapping writes
       uint64_t addr = rng() % kSpace;
       if (rng() % 4 == 0 && write_end < kSpace) addr = write_end;  // continues it, its source too
       uint64_t len = std::min<uint64_t>(rng() % 300 + 1, kSpace - addr);
+      if (rng() % 4 == 0 && !map.empty()) {  // rewrites an extent whole, as HDF5 does a metadata block
+        std::vector<ExtentMap::Extent> extents;
+        map.for_each([&](const ExtentMap::Extent& e) { extents.push_back(e); });
+        const ExtentMap::Extent& e = extents[rng() % extents.size()];
+        addr = e.addr;
+        len = e.len;
+      }
       if (rng() % 20 == 0) {
         map.erase(addr, len);
         for (uint64_t i = addr; i < addr + len; ++i) reference[i] = -1;
@@ -73,9 +80,28 @@ TEST_CASE("sequential writes with sequential sources merge into one extent") {
   CHECK(map.extent_count() == 3);
 }
 
+TEST_CASE("an extent rewritten whole takes the new source, and joins the neighbours it continues") {
+  ExtentMap map;
+  map.insert(0, 10, 100);
+  map.insert(10, 10, 500);
+  map.insert(20, 10, 900);
+  REQUIRE(map.extent_count() == 3);
+  map.insert(10, 10, 7);
+  CHECK(map.extent_count() == 3);
+  map.for_each_piece(10, 10, [](uint64_t, uint64_t n, std::optional<uint64_t> s) {
+    CHECK(n == 10);
+    CHECK(s == std::optional<uint64_t>(7));
+  });
+  map.insert(10, 10, 110);  // continues [0, 10)'s source
+  CHECK(map.extent_count() == 2);
+  map.insert(20, 10, 120);  // and now [20, 30)'s does too
+  CHECK(map.extent_count() == 1);
+  map.for_each([](const ExtentMap::Extent& e) { CHECK((e.addr == 0 && e.len == 30 && e.src == 100)); });
+}
+
 // UnwrittenSpace keeps the written ranges as a set: every source
 // kZeroSource, so a write that overlaps or continues the range before it
-// extends that range (ExtentMap::extend_previous).
+// extends that range (ExtentMap::insert_in_place).
 TEST_CASE("a set of ranges agrees with a reference array under random overlapping inserts") {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     std::mt19937 rng(seed);
