@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <optional>
 
 namespace h5j {
@@ -21,6 +22,19 @@ class ExtentMap {
   // The source of bytes that read as zeros (no offset arithmetic applies).
   static constexpr uint64_t kZeroSource = UINT64_MAX;
   static uint64_t source_at(uint64_t src, uint64_t delta) { return src == kZeroSource ? src : src + delta; }
+
+  ExtentMap() = default;
+  // A copy or a move takes the extents into the map's own pool.
+  ExtentMap(const ExtentMap& o) : map_(o.map_, &pool_) {}
+  ExtentMap(ExtentMap&& o) : map_(std::move(o.map_), &pool_) {}
+  ExtentMap& operator=(const ExtentMap& o) {
+    map_ = o.map_;
+    return *this;
+  }
+  ExtentMap& operator=(ExtentMap&& o) {
+    map_ = std::move(o.map_);
+    return *this;
+  }
 
   void insert(uint64_t addr, uint64_t len, uint64_t src);
   // Forgets [addr, addr + len).
@@ -50,9 +64,18 @@ class ExtentMap {
   };
   // Cuts any extent that straddles `at` into two at `at`.
   void split_at(uint64_t at);
+  using Map = std::pmr::map<uint64_t, Value>;
   bool insert_in_place(uint64_t addr, uint64_t end, uint64_t src);
-  void merge_neighbours(std::map<uint64_t, Value>::iterator it);
-  std::map<uint64_t, Value> map_;  // keyed by start address
+  void merge_neighbours(Map::iterator it);
+  // The nodes come from a pool of the map's own, kept when they are freed:
+  // a node taken from the heap while HDF5 writes lands in whatever hole
+  // the heap has, and outlives it.  HDF5 frees and takes again a buffer of
+  // the same size at each H5Dwrite (its type-conversion buffers, its chunk
+  // buffers), which then no longer fits the hole and comes from the heap's
+  // top, to be given back and touched afresh each time (in_place_writes.h
+  // has the same pool for the same reason).
+  std::pmr::unsynchronized_pool_resource pool_;
+  Map map_{&pool_};  // keyed by start address
 };
 
 template <typename F>

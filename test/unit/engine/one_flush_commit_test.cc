@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "counting_resource.h"
 #include "crc32c.h"
 #include "engine_test_util.h"
 #include "in_place_writes.h"
@@ -164,25 +165,6 @@ TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit
   CHECK(w.too_many());
 }
 
-namespace {
-// Counts what is taken through it from the heap: a test's default
-// std::pmr resource.
-class CountingResource : public std::pmr::memory_resource {
- public:
-  CountingResource() : was_(std::pmr::set_default_resource(this)) {}
-  ~CountingResource() override { std::pmr::set_default_resource(was_); }
-  size_t allocations = 0;
-
- private:
-  void* do_allocate(size_t bytes, size_t align) override {
-    ++allocations;
-    return was_->allocate(bytes, align);
-  }
-  void do_deallocate(void* p, size_t bytes, size_t align) override { was_->deallocate(p, bytes, align); }
-  bool do_is_equal(const memory_resource& o) const noexcept override { return this == &o; }
-  std::pmr::memory_resource* was_;
-};
-}  // namespace
 
 // A heap node per write, outliving HDF5's chunk buffer freed at the commit,
 // kept that buffer's space from merging back into the heap's top: W4's
