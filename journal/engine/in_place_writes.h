@@ -16,10 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <memory_resource>
 #include <span>
 #include <vector>
+
+#include "pooled_map.h"
 
 namespace h5j {
 
@@ -40,7 +40,7 @@ class InPlaceWrites {
   // The extents in address order, disjoint (none once too_many()).
   std::vector<Extent> extents() const;
   void forget() {
-    extents_.clear();
+    extents_->clear();
     bytes_ = 0;
     overflowed_ = false;
   }
@@ -49,15 +49,10 @@ class InPlaceWrites {
   static constexpr uint64_t kMaxBytes = uint64_t(64) << 20;
 
  private:
-  // The map's nodes come from a pool of its own, kept across forget(): a
-  // node taken from the heap at each in-place write lands just past HDF5's
-  // chunk buffer (taken from the heap's top a moment before), outlives that
-  // buffer, and so keeps its space from merging back into the top.  HDF5's
-  // next chunk buffer then cannot reuse it, and the heap grows by a step
-  // (the first touch of W4's 4 MiB steps: about 16 ms) where sec2's does not.
-  // The pool keeps at most kMaxExtents nodes' worth (too_many() past that).
-  std::pmr::unsynchronized_pool_resource pool_;
-  std::pmr::map<uint64_t, Extent> extents_{&pool_};  // by address
+  // A node per in-place write, taken while HDF5 writes: from a pool
+  // (pooled_map.h), kept across forget(), of at most kMaxExtents nodes'
+  // worth (too_many() past that).
+  PooledMap<uint64_t, Extent> extents_;  // by address
   uint64_t bytes_ = 0;                  // written since forget()
   bool overflowed_ = false;             // past kMaxBytes or kMaxExtents: nothing kept
 };

@@ -6,13 +6,13 @@
 namespace h5j {
 
 void ExtentMap::split_at(uint64_t at) {
-  auto it = map_.upper_bound(at);
-  if (it == map_.begin()) return;
+  auto it = map_->upper_bound(at);
+  if (it == map_->begin()) return;
   --it;
   uint64_t start = it->first, len = it->second.len;
   if (start >= at || start + len <= at) return;
   uint64_t head = at - start;
-  map_.emplace(at, Value{len - head, source_at(it->second.src, head)});
+  map_->emplace(at, Value{len - head, source_at(it->second.src, head)});
   it->second.len = head;
 }
 
@@ -27,8 +27,8 @@ void ExtentMap::split_at(uint64_t at) {
 //    source it continues, and reaches no later extent: that extent grows.
 //    A set of written ranges (kZeroSource) does so at nearly every write.
 bool ExtentMap::insert_in_place(uint64_t addr, uint64_t end, uint64_t src) {
-  auto next = map_.upper_bound(addr);
-  if (next == map_.begin()) return false;
+  auto next = map_->upper_bound(addr);
+  if (next == map_->begin()) return false;
   auto prev = std::prev(next);
   uint64_t start = prev->first;
   if (start == addr && start + prev->second.len == end) {
@@ -36,7 +36,7 @@ bool ExtentMap::insert_in_place(uint64_t addr, uint64_t end, uint64_t src) {
     merge_neighbours(prev);
     return true;
   }
-  if (next != map_.end() && next->first <= end) return false;
+  if (next != map_->end() && next->first <= end) return false;
   if (start + prev->second.len < addr || source_at(prev->second.src, addr - start) != src) return false;
   prev->second.len = std::max(prev->second.len, end - start);
   return true;
@@ -48,24 +48,24 @@ void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
   if (insert_in_place(addr, end, src)) return;
   split_at(addr);
   split_at(end);
-  map_.erase(map_.lower_bound(addr), map_.lower_bound(end));
-  merge_neighbours(map_.emplace(addr, Value{len, src}).first);
+  map_->erase(map_->lower_bound(addr), map_->lower_bound(end));
+  merge_neighbours(map_->emplace(addr, Value{len, src}).first);
 }
 
 // Joins `it` with the extents beside it that continue both its address
 // range and its source.
-void ExtentMap::merge_neighbours(Map::iterator it) {
+void ExtentMap::merge_neighbours(Map::Map::iterator it) {
   uint64_t end = it->first + it->second.len;
-  if (auto next = std::next(it); next != map_.end() && next->first == end &&
+  if (auto next = std::next(it); next != map_->end() && next->first == end &&
                                  next->second.src == source_at(it->second.src, it->second.len)) {
     it->second.len += next->second.len;
-    map_.erase(next);
+    map_->erase(next);
   }
-  if (it == map_.begin()) return;
+  if (it == map_->begin()) return;
   auto prev = std::prev(it);
   if (prev->first + prev->second.len == it->first && source_at(prev->second.src, prev->second.len) == it->second.src) {
     prev->second.len += it->second.len;
-    map_.erase(it);
+    map_->erase(it);
   }
 }
 
@@ -73,14 +73,14 @@ void ExtentMap::erase(uint64_t addr, uint64_t len) {
   if (len == 0) return;
   split_at(addr);
   split_at(addr + len);
-  map_.erase(map_.lower_bound(addr), map_.lower_bound(addr + len));
+  map_->erase(map_->lower_bound(addr), map_->lower_bound(addr + len));
 }
 
 bool ExtentMap::intersects(uint64_t addr, uint64_t end) const {
   if (addr >= end) return false;
-  auto it = map_.lower_bound(addr);
-  if (it != map_.end() && it->first < end) return true;
-  if (it == map_.begin()) return false;
+  auto it = map_->lower_bound(addr);
+  if (it != map_->end() && it->first < end) return true;
+  if (it == map_->begin()) return false;
   --it;
   return it->first + it->second.len > addr;
 }

@@ -6,9 +6,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <memory_resource>
 #include <optional>
+
+#include "pooled_map.h"
 
 namespace h5j {
 
@@ -23,27 +23,14 @@ class ExtentMap {
   static constexpr uint64_t kZeroSource = UINT64_MAX;
   static uint64_t source_at(uint64_t src, uint64_t delta) { return src == kZeroSource ? src : src + delta; }
 
-  ExtentMap() = default;
-  // A copy or a move takes the extents into the map's own pool.
-  ExtentMap(const ExtentMap& o) : map_(o.map_, &pool_) {}
-  ExtentMap(ExtentMap&& o) : map_(std::move(o.map_), &pool_) {}
-  ExtentMap& operator=(const ExtentMap& o) {
-    map_ = o.map_;
-    return *this;
-  }
-  ExtentMap& operator=(ExtentMap&& o) {
-    map_ = std::move(o.map_);
-    return *this;
-  }
-
   void insert(uint64_t addr, uint64_t len, uint64_t src);
   // Forgets [addr, addr + len).
   void erase(uint64_t addr, uint64_t len);
   // Whether any mapped byte lies in [addr, end).
   bool intersects(uint64_t addr, uint64_t end) const;
-  void clear() { map_.clear(); }
-  bool empty() const { return map_.empty(); }
-  size_t extent_count() const { return map_.size(); }
+  void clear() { map_->clear(); }
+  bool empty() const { return map_->empty(); }
+  size_t extent_count() const { return map_->size(); }
 
   // Calls f(addr, len, std::optional<uint64_t> src) for consecutive pieces
   // covering [addr, addr + len): mapped pieces with their source, holes with
@@ -54,7 +41,7 @@ class ExtentMap {
   // Calls f(const Extent&) for every extent in address order.
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [a, v] : map_) f(Extent{a, v.len, v.src});
+    for (const auto& [a, v] : *map_) f(Extent{a, v.len, v.src});
   }
 
  private:
@@ -64,30 +51,22 @@ class ExtentMap {
   };
   // Cuts any extent that straddles `at` into two at `at`.
   void split_at(uint64_t at);
-  using Map = std::pmr::map<uint64_t, Value>;
+  using Map = PooledMap<uint64_t, Value>;
   bool insert_in_place(uint64_t addr, uint64_t end, uint64_t src);
-  void merge_neighbours(Map::iterator it);
-  // The nodes come from a pool of the map's own, kept when they are freed:
-  // a node taken from the heap while HDF5 writes lands in whatever hole
-  // the heap has, and outlives it.  HDF5 frees and takes again a buffer of
-  // the same size at each H5Dwrite (its type-conversion buffers, its chunk
-  // buffers), which then no longer fits the hole and comes from the heap's
-  // top, to be given back and touched afresh each time (in_place_writes.h
-  // has the same pool for the same reason).
-  std::pmr::unsynchronized_pool_resource pool_;
-  Map map_{&pool_};  // keyed by start address
+  void merge_neighbours(Map::Map::iterator it);
+  Map map_;  // keyed by start address
 };
 
 template <typename F>
 void ExtentMap::for_each_piece(uint64_t addr, uint64_t len, F&& f) const {
   uint64_t pos = addr, stop = addr + len;
-  auto it = map_.upper_bound(addr);
-  if (it != map_.begin()) {
+  auto it = map_->upper_bound(addr);
+  if (it != map_->begin()) {
     auto prev = std::prev(it);
     if (prev->first + prev->second.len > addr) it = prev;
   }
   for (; pos < stop; ) {
-    if (it == map_.end() || it->first >= stop) {
+    if (it == map_->end() || it->first >= stop) {
       f(pos, stop - pos, std::optional<uint64_t>());
       return;
     }

@@ -3,7 +3,6 @@
 // commit whose in-place bytes never reached the file.
 #include <doctest/doctest.h>
 
-#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -164,7 +163,6 @@ TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit
   w.wrote(InPlaceWrites::kMaxExtents * 100, std::span(mib).first(10));
   CHECK(w.too_many());
 }
-
 
 // A heap node per write, outliving HDF5's chunk buffer freed at the commit,
 // kept that buffer's space from merging back into the heap's top: W4's
