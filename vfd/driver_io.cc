@@ -180,7 +180,7 @@ herr_t journal_flush(H5FD_t* file, hid_t, hbool_t closing) {
     f->commit_pending = false;
     Status s = refuse_if_forked(*f);
     if (s) s = commit(*f);
-    if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, s, "commit failed: ");
+    if (!s) return push_error("H5FD_journal_flush", H5E_CANTFLUSH, s);
     return 0;
   });
 }

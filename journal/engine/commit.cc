@@ -33,8 +33,19 @@ Status JournaledFile::commit() {
   return guarded([&] { return commit_point(); });
 }
 
+// A failure after the COMMIT (writing committed bytes back into the file,
+// or a checkpoint) leaves that commit made: recovery finds it.  The error
+// says so, so that a program told its H5Fflush failed does not take the
+// file to stand at the commit before.
 Status JournaledFile::commit_point() {
-  H5J_RETURN_IF_ERROR(commit_transaction());
+  if (Status s = commit_transaction(); !s) return s.prefixed("commit failed: ");
+  Status s = write_back_after_commit();
+  if (s) return s;
+  return s.prefixed("commit " + std::to_string(stats_.commits) +
+                    " of this session is made; the checkpoint after it failed: ");
+}
+
+Status JournaledFile::write_back_after_commit() {
   if (!checkpoint_due()) {
     if (!first_superblock_committed()) return early_write_back_due() ? write_back_early() : Status::ok();
     if (may_write_back_early(/*first_superblock=*/true)) {  // unless a reader holds a snapshot

@@ -269,6 +269,8 @@ class JournaledFile : private RecoveredImage {
   // A commit point (commit(), and a close in log form): the commit, then
   // the first superblock written back, or a checkpoint if one is due.
   Status commit_point();
+  // Early write-back or a checkpoint, as the commit point calls for.
+  Status write_back_after_commit();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
   // durable_within: the thread that makes commits durable (open.cc); a
