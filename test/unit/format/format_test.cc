@@ -8,6 +8,10 @@
 #include <random>
 
 #include "crc32c.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include "journal_reader.h"
 #include "journal_writer.h"
 #include "test_util.h"
@@ -22,6 +26,32 @@ TEST_CASE("crc32c matches the standard check value") {
   CHECK(unmask_crc(mask_crc(0x12345678u)) == 0x12345678u);
   CHECK(mask_crc(crc32c("", 0)) != 0);
 }
+
+#if defined(__x86_64__)
+// XINUSE (XGETBV with ECX=1): which parts of the register state are not in
+// their initial state.  Bit 2 is the upper halves of ymm0-15, bit 6 the upper
+// halves of zmm0-15; legacy-SSE code runs slower while either is set.
+static bool xinuse_readable() {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(0xd, 1, &a, &b, &c, &d) && (a & (1u << 2));
+}
+static uint64_t xinuse() {
+  uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (uint64_t(hi) << 32) | lo;
+}
+
+TEST_CASE("crc32c leaves no upper vector state for the SSE code after it") {
+  constexpr uint64_t kUpperHalves = (1u << 2) | (1u << 6);
+  std::vector<std::byte> data(64 << 10, std::byte{0x5a});
+  REQUIRE(xinuse_readable());
+  for (size_t n : {size_t(256), size_t(4096), data.size()}) {
+    CAPTURE(n);
+    (void)crc32c(data.data(), n);
+    CHECK((xinuse() & kUpperHalves) == 0);
+  }
+}
+#endif
 
 TEST_CASE("header round trip and validation") {
   JournalHeader h;
