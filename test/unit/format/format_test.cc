@@ -33,7 +33,8 @@ TEST_CASE("crc32c matches the standard check value") {
 // halves of zmm0-15; legacy-SSE code runs slower while either is set.
 static bool xinuse_readable() {
   unsigned a, b, c, d;
-  return __get_cpuid_count(0xd, 1, &a, &b, &c, &d) && (a & (1u << 2));
+  bool osxsave = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE);
+  return osxsave && __get_cpuid_count(0xd, 1, &a, &b, &c, &d) && (a & (1u << 2));
 }
 static uint64_t xinuse() {
   uint32_t lo, hi;
