@@ -19,8 +19,8 @@ namespace {
 // that to the caller (isa-l issue 24).  Until they are cleared, every
 // legacy-SSE instruction after it, HDF5's and ours, waits on a merge with
 // those upper halves.  Measured on this project's Xeon machines (W4, 5,000
-// steps of 8 KiB, durable=false): 101 ms of user time without the clear,
-// 74 ms with it; sec2 60 ms.  VZEROUPPER is an invalid instruction without
+// steps of 8 KiB, durable=false): 101.5 ms of user time without the clear,
+// 66.5 ms with it; sec2 62.3 ms.  VZEROUPPER is an invalid instruction without
 // AVX, and without AVX there is no upper state to clear.
 __attribute__((target("avx"))) void clear_upper_vector_state() { _mm256_zeroupper(); }
 
