@@ -8,13 +8,13 @@
 #include <random>
 
 #include "crc32c.h"
+#include "journal_reader.h"
+#include "journal_writer.h"
+#include "test_util.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
-#include "journal_reader.h"
-#include "journal_writer.h"
-#include "test_util.h"
 
 using namespace h5j;
 using h5j::test::TempDir;
