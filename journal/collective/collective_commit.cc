@@ -48,7 +48,7 @@ Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing)
   if (ranks.broken()) return give_up();
   if (!outcome) {
     if (closing && !owner) (void)file.close();
-    return outcome;
+    return JournaledFile::commit_failed(outcome);
   }
   const OwnerWord said = OwnerWord::decode(word);
   if (!owner) file.step2_follower_hear(said);

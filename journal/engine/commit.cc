@@ -38,7 +38,7 @@ Status JournaledFile::commit() {
 // says so, so that a program told its H5Fflush failed does not take the
 // file to stand at the commit before.
 Status JournaledFile::commit_point() {
-  if (Status s = commit_transaction(); !s) return s.prefixed("commit failed: ");
+  if (Status s = commit_transaction(); !s) return commit_failed(s);
   Status s = write_back_after_commit();
   if (s) return s;
   return s.prefixed("commit " + std::to_string(stats_.commits) +

@@ -93,6 +93,9 @@ class JournaledFile : private RecoveredImage {
   // exactly as it is now.  (Serial files and rank 0; under MPI every rank
   // runs collective_commit instead.)
   Status commit();
+  // How a commit that failed before its COMMIT reports it, serial or
+  // collective (design.md §7).
+  static Status commit_failed(const Status& why) { return why.prefixed("commit failed: "); }
   // Commit, checkpoint, remove the journal: the file is a plain file again.
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();

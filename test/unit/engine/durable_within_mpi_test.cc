@@ -179,6 +179,7 @@ TEST_CASE("durable_within under MPI: a follower's background sync that fails sto
   CHECK(!s);
   CHECK(s.sys_errno() == EIO);
   CHECK(s.message().find(std::strerror(EIO)) != std::string::npos);
+  CHECK(s.message().rfind("commit failed: ", 0) == 0);  // before its COMMIT, as a serial commit says
   // Fail-stop, on every rank.
   CHECK(!job.follower->write_raw(kMeta + 4 * kSeriesStep, series_step(4), 6));
   CHECK(!job.owner->write(0, series_step(4), 1));
