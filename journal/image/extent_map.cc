@@ -54,7 +54,7 @@ void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
 
 // Joins `it` with the extents beside it that continue both its address
 // range and its source.
-void ExtentMap::merge_neighbours(Map::Map::iterator it) {
+void ExtentMap::merge_neighbours(Iterator it) {
   uint64_t end = it->first + it->second.len;
   if (auto next = std::next(it); next != map_->end() && next->first == end &&
                                  next->second.src == source_at(it->second.src, it->second.len)) {

@@ -52,8 +52,9 @@ class ExtentMap {
   // Cuts any extent that straddles `at` into two at `at`.
   void split_at(uint64_t at);
   using Map = PooledMap<uint64_t, Value>;
+  using Iterator = Map::Map::iterator;
   bool insert_in_place(uint64_t addr, uint64_t end, uint64_t src);
-  void merge_neighbours(Map::Map::iterator it);
+  void merge_neighbours(Iterator it);
   Map map_;  // keyed by start address
 };
 
