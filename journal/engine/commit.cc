@@ -34,15 +34,18 @@ Status JournaledFile::commit() {
 }
 
 // A failure after the COMMIT (writing committed bytes back into the file,
-// or a checkpoint) leaves that commit made: recovery finds it.  The error
-// says so, so that a program told its H5Fflush failed does not take the
-// file to stand at the commit before.
+// or a checkpoint) leaves that commit made: recovery finds it.
 Status JournaledFile::commit_point() {
   if (Status s = commit_transaction(); !s) return commit_failed(s);
   Status s = write_back_after_commit();
-  if (s) return s;
-  return s.prefixed("commit " + std::to_string(stats_.commits) +
-                    " of this session is made; the checkpoint after it failed: ");
+  return s ? s : failed_after_commit(s, "the checkpoint after it");
+}
+
+Status JournaledFile::failed_after_commit(const Status& why, const std::string& what) const {
+  // Under MPI every rank counts the job's collective commits; a serial
+  // writer, which has none, its own.
+  uint64_t made = commit_seq_ != 0 ? commit_seq_ : stats_.commits;
+  return why.prefixed("commit " + std::to_string(made) + " of this session is made; " + what + " failed: ");
 }
 
 Status JournaledFile::write_back_after_commit() {
@@ -444,7 +447,13 @@ Status JournaledFile::close() {
 // commit before, commits nothing to the journal (close_uncommitted.cc).
 Status JournaledFile::close_materialized() {
   if (may_close_uncommitted()) return close_uncommitted();
-  H5J_RETURN_IF_ERROR(commit_transaction());
+  if (Status s = commit_transaction(); !s) return commit_failed(s);
+  Status s = materialize();
+  return s ? s : failed_after_commit(s, "the close after it");
+}
+
+// The image into the file, then the journal retired and removed.
+Status JournaledFile::materialize() {
   if (first_commit_done_) {
     H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/true));
     H5J_RETURN_IF_ERROR(write_image_to_base(image_.raw));

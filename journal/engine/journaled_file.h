@@ -96,6 +96,11 @@ class JournaledFile : private RecoveredImage {
   // How a commit that failed before its COMMIT reports it, serial or
   // collective (design.md §7).
   static Status commit_failed(const Status& why) { return why.prefixed("commit failed: "); }
+  // And one that failed after it, in `what` (the checkpoint that followed,
+  // the ranks' steps after the COMMIT): the commit stands, and recovery
+  // finds it, so a program told its H5Fflush failed must not take the file
+  // to stand at the commit before.
+  Status failed_after_commit(const Status& why, const std::string& what) const;
   // Commit, checkpoint, remove the journal: the file is a plain file again.
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();
@@ -334,6 +339,8 @@ class JournaledFile : private RecoveredImage {
   // checkpoint()'s end, once the image is durable in the file.
   Status end_checkpoint();
   Status close_materialized();
+  // close_materialized()'s part after the close's COMMIT.
+  Status materialize();
   Status close_in_log_form();
   // close()'s end, once the image is in the file.
   Status end_close();

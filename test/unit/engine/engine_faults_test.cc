@@ -110,7 +110,7 @@ Outcome workload(const std::string& path, const JournalOptions& o) {
 }
 
 void sweep(bool syncs, int err) {
-  int injected_runs = 0, made_then_failed = 0;
+  int injected_runs = 0, made_then_failed = 0, close_made_then_failed = 0;
   for (int n = 1; n < 400; ++n) {
     CAPTURE(n);
     TempDir dir;
@@ -152,15 +152,19 @@ void sweep(bool syncs, int err) {
     auto got = read_all(**f);
     bool ok = got == out.acked || got == out.attempted;
     CHECK(ok);
-    // An error that says the commit was made and the checkpoint after it
-    // failed is true to its word: the file is at that commit.
-    if (out.error.find(" is made; the checkpoint after it failed: ") != std::string::npos) {
+    // An error that says the commit was made and the checkpoint or the
+    // close after it failed is true to its word: the file is at that commit.
+    if (out.error.find(" of this session is made; ") != std::string::npos) {
       ++made_then_failed;
+      close_made_then_failed += out.error.find(" is made; the close after it failed: ") != std::string::npos;
       CHECK(got == out.attempted);
     }
   }
   CHECK(injected_runs > 10);
-  if (!syncs) CHECK(made_then_failed > 0);  // the checkpoints' writes are among the faults
+  if (!syncs) {  // the checkpoints' writes and the close's are among the faults
+    CHECK(made_then_failed > 0);
+    CHECK(close_made_then_failed > 0);
+  }
 }
 
 }  // namespace
