@@ -52,25 +52,30 @@ Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing)
   }
   const OwnerWord said = OwnerWord::decode(word);
   if (!owner) file.step2_follower_hear(said);
+  // The COMMIT is made: an error from here on says so, as a serial
+  // commit's does (JournaledFile::failed_after_commit), and stops the file
+  // at this commit.
+  const std::string rewrite = closing ? "the close after it" : "the checkpoint after it";
+  auto made_then = [&](const Status& why, const std::string& what) {
+    return file.failed_after_commit(ranks.broken() ? give_up() : file.fail_stop(why), what);
+  };
 
   // 3. and 4.
   if (said.rewrite) {
     Status shared = owner ? Status::ok() : file.step3_follower_follow();
     if (shared) shared = file.step4_write_raw_share();
     shared = ranks.agree(shared, nullptr);
-    if (ranks.broken()) return give_up();
-    if (!shared) return file.fail_stop(shared);
+    if (ranks.broken() || !shared) return made_then(shared, rewrite);
   } else if (!closing) {
     Status followed = ranks.agree(owner ? Status::ok() : file.step3_follower_follow(), nullptr);
-    return ranks.broken() ? give_up() : followed;
+    return ranks.broken() || !followed ? made_then(followed, "following it on every rank") : followed;
   }
 
   // 5.
   Status ended = ranks.agree(owner ? file.step5_owner_materialize(said.rewrite, closing) : Status::ok(), nullptr);
-  if (ranks.broken()) return give_up();
-  if (!ended) return file.fail_stop(ended);
+  if (ranks.broken() || !ended) return made_then(ended, rewrite);
   Status last = ranks.agree(owner ? Status::ok() : closing ? file.close() : file.step3_follower_follow(), nullptr);
-  return ranks.broken() ? give_up() : last;
+  return ranks.broken() || !last ? made_then(last, closing ? rewrite : "following it on every rank") : last;
 }
 
 Status collective_wait_durable(JournaledFile& file, RankExchange& ranks) {

@@ -47,6 +47,7 @@ JournaledFile::~JournaledFile() {
 Status JournaledFile::fail_stop(const Status& why) {
   if (!failed_.is_ok()) return failed_;
   std::string where = why.code() == Code::kBaseMismatch ? "" : "; " + base_->path() + " stays at its last commit";
+  if (why.message().ends_with(where)) where.clear();  // another rank's poison, told to this one
   failed_ = Status(why.code() == Code::kNoSpace ? Code::kNoSpace : Code::kFailStopped, why.message() + where,
                    why.sys_errno());
   return failed_;

@@ -34,8 +34,9 @@ struct Job {
   int steps = 0;
   std::vector<std::vector<std::byte>> states;  // the file after each commit
 
-  explicit Job(Syscalls& follower_sys) : follower_fs(follower_sys, false) {
+  explicit Job(Syscalls& follower_sys, uint64_t checkpoint_bytes = 0) : follower_fs(follower_sys, false) {
     JournalOptions o = where.opts;
+    if (checkpoint_bytes != 0) o.checkpoint_bytes = checkpoint_bytes;
     o.engine = IoEngine::kSync;
     o.inplace_min_bytes = 0;
     o.durable_within = std::chrono::milliseconds(100);
@@ -58,6 +59,8 @@ struct Job {
     ranks[1] = follower.get();
     return ranks;
   }
+  // Writes the next step and commits it; the file as it should read after
+  // the commit goes to `attempted`, and, if the commit succeeds, to `states`.
   Status commit_step() {
     uint64_t end = kMeta + uint64_t(steps + 1) * kSeriesStep;
     Status w = follower->write_raw(kMeta + uint64_t(steps) * kSeriesStep, series_step(steps), 6);
@@ -68,10 +71,12 @@ struct Job {
     REQUIRE(owner->set_size(end));
     REQUIRE(follower->set_size(end));
     ++steps;
+    attempted = read_all(*owner);
     Status s = commit_in_one_process(both(), false);
-    if (s) states.push_back(read_all(*owner));
+    if (s) states.push_back(attempted);
     return s;
   }
+  std::vector<std::byte> attempted;
   uint64_t durable() const { return owner->stats().durable_commits; }
   // The INPLACE records of transaction `txn`: (address, length).
   std::vector<std::pair<uint64_t, uint64_t>> in_place_of(uint64_t txn) {
@@ -184,4 +189,27 @@ TEST_CASE("durable_within under MPI: a follower's background sync that fails sto
   CHECK(!job.follower->write_raw(kMeta + 4 * kSeriesStep, series_step(4), 6));
   CHECK(!job.owner->write(0, series_step(4), 1));
   CHECK(job.crash_and_recover() == committed);
+}
+
+TEST_CASE("under MPI a failure after the COMMIT says that the commit is made, and recovery finds it") {
+  // Every commit finds a checkpoint due.  The follower's file syncs: the
+  // first commit's and its checkpoint share's; commit 2, left to the
+  // background, and a checkpoint that waits for every commit to be durable,
+  // so commit 3 durable on every rank (its sync at step 1), and then its
+  // checkpoint share's, after the COMMIT: the fourth sync, which fails.
+  FailingFileSync follower_sys;
+  follower_sys.fail_from = 4;
+  Job job(follower_sys, /*checkpoint_bytes=*/1);
+  Status s;
+  while (job.steps < 10 && (s = job.commit_step())) {
+  }
+  REQUIRE(!s);
+  INFO(s.message());
+  CHECK(s.sys_errno() == EIO);
+  CHECK(s.message().rfind("commit " + std::to_string(job.steps) + " of this session is made; the checkpoint after it failed: ", 0) == 0);
+  // Said once, though every rank stopped on the follower's error.
+  CHECK(s.message().find(" stays at its last commit") == s.message().rfind(" stays at its last commit"));
+  CHECK(!job.owner->write(0, series_step(9), 1));  // fail-stop, on every rank
+  CHECK(!job.follower->write_raw(kMeta, series_step(9), 6));
+  CHECK(job.crash_and_recover() == job.attempted);
 }
