@@ -26,7 +26,7 @@ PACKAGES=(build-essential cmake pkg-config file ccache
           libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
           liburing-dev libisal-dev libssl-dev doctest-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
           python3 python3-h5py python3-h5py-serial python3-pytest python3-numpy patchelf
-          libnetcdf-dev netcdf-bin python3-netcdf4 m4)
+          libnetcdf-dev netcdf-bin python3-netcdf4 m4 gfortran)
 
 log() { echo "[hdf5-2x-chroot] $*" >&2; }
 
