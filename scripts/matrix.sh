@@ -9,6 +9,7 @@
 #                  (scripts/hdf5-2x-chroot.sh), plus h5py's own test suite
 #                  through the driver (Debian's h5py, and the same made into
 #                  a pip wheel's layout), the h5py and netCDF crash tests,
+#                  a Fortran program's (test/fortran),
 #                  netCDF-C's own suite through the driver (test/netcdf),
 #                  and the Debian package (cpack), installed into a clean
 #                  system where the demo runs against it;
@@ -24,11 +25,12 @@ source "$(dirname "$0")/common.sh"
 
 # What goes through HDF5: crash, same_dump, h5recover, config_errors; the MPI
 # tests where the HDF5 is parallel (at 2 ranks: stage 1 runs them at 4 too);
-# the h5py tests where an h5py on that HDF5 is installed (h5py_busy_writer
-# runs the busy writer's readers with an h5py one beside them).  Only what
+# the h5py, netCDF and Fortran tests where those are installed for that
+# HDF5 (h5py_busy_writer runs the busy writer's readers with an h5py one
+# beside them).  Only what
 # they run is built.  The unit tests are not here: the engine they test uses
 # no HDF5 (journal/), so every cell would repeat stage 1's run of them.
-MATRIX_TESTS='^(another_hdf5_copy|crash_default|crash_latest|same_dump_default|same_dump_latest|h5recover|config_errors|no_mpi_in_serial_programs|second_open|live_readers|h5py_.*|netcdf_.*|mpi_.*np2.*)$'
+MATRIX_TESTS='^(another_hdf5_copy|crash_default|crash_latest|same_dump_default|same_dump_latest|h5recover|config_errors|no_mpi_in_serial_programs|second_open|live_readers|h5py_.*|netcdf_.*|fortran|mpi_.*np2.*)$'
 MATRIX_TARGETS=(h5journal h5recover timestep_sim crash_test features journal_tamper exiting_lock_holder open_by_name
   second_open verifying_readers
   busy_writer h5journal_bench load_as_fake_hdf5)
