@@ -42,10 +42,11 @@ Status JournaledFile::commit_point() {
 }
 
 Status JournaledFile::failed_after_commit(const Status& why, const std::string& what) const {
+  if (why.message().find(kMadeThenFailed) != std::string::npos) return why;  // said once (a close inside step 5)
   // Under MPI every rank counts the job's collective commits; a serial
   // writer, which has none, its own.
   uint64_t made = commit_seq_ != 0 ? commit_seq_ : stats_.commits;
-  return why.prefixed("commit " + std::to_string(made) + " of this session is made; " + what + " failed: ");
+  return why.prefixed("commit " + std::to_string(made) + kMadeThenFailed + what + " failed: ");
 }
 
 Status JournaledFile::write_back_after_commit() {

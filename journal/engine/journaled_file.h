@@ -101,6 +101,7 @@ class JournaledFile : private RecoveredImage {
   // finds it, so a program told its H5Fflush failed must not take the file
   // to stand at the commit before.
   Status failed_after_commit(const Status& why, const std::string& what) const;
+  static constexpr char kMadeThenFailed[] = " of this session is made; ";
   // Commit, checkpoint, remove the journal: the file is a plain file again.
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();
