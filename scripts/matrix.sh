@@ -27,9 +27,9 @@ source "$(dirname "$0")/common.sh"
 # tests where the HDF5 is parallel (at 2 ranks: stage 1 runs them at 4 too);
 # the h5py, netCDF and Fortran tests where those are installed for that
 # HDF5 (h5py_busy_writer runs the busy writer's readers with an h5py one
-# beside them).  Only what
-# they run is built.  The unit tests are not here: the engine they test uses
-# no HDF5 (journal/), so every cell would repeat stage 1's run of them.
+# beside them).  Only what they run is built.  The unit tests are not here:
+# the engine they test uses no HDF5 (journal/), so every cell would repeat
+# stage 1's run of them.
 MATRIX_TESTS='^(another_hdf5_copy|crash_default|crash_latest|same_dump_default|same_dump_latest|h5recover|config_errors|no_mpi_in_serial_programs|second_open|live_readers|h5py_.*|netcdf_.*|fortran|mpi_.*np2.*)$'
 MATRIX_TARGETS=(h5journal h5recover timestep_sim crash_test features journal_tamper exiting_lock_holder open_by_name
   second_open verifying_readers

@@ -55,7 +55,7 @@ Status collective_commit(JournaledFile& file, RankExchange& ranks, bool closing)
   // The COMMIT is made: an error from here on says so, as a serial
   // commit's does (JournaledFile::failed_after_commit), and stops the file
   // at this commit.
-  const std::string rewrite = closing ? "the close after it" : "the checkpoint after it";
+  const char* rewrite = closing ? "the close after it" : "the checkpoint after it";
   auto made_then = [&](const Status& why, const std::string& what) {
     return file.failed_after_commit(ranks.broken() ? give_up() : file.fail_stop(why), what);
   };

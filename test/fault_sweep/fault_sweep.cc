@@ -247,7 +247,7 @@ Result1 run_one(const Workload& w, const Fault& fault, const std::string& dir, H
     else w.run(fapl, file, log);
   } catch (const WorkloadError& e) {
     r.workload_failed = true;
-    r.said_made = e.stack.find(" of this session is made; ") != std::string::npos;
+    r.said_made = e.stack.find(h5j::JournaledFile::kMadeThenFailed) != std::string::npos;
     // The snapshot's own reads suppress HDF5's error stack; elsewhere the
     // failing call must name the fault.
     if (e.what != std::string("snapshot") && e.stack.find(expected_text(fault)) == std::string::npos &&

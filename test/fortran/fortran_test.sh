@@ -23,7 +23,10 @@ for ((k = 1; k <= kills; k++)); do
   HDF5_DRIVER=journal ./series write 1000000 > out.txt &
   pid=$!
   # Killed a few steps in, a little later each time.
-  until (($(grep -c committed out.txt) > k)); do sleep 0.01; done
+  until (($(grep -c committed out.txt) > k)); do
+    kill -0 "$pid" 2> /dev/null || fail "kill $k: the writer stopped by itself: $(tail -3 out.txt)"
+    sleep 0.01
+  done
   sleep "0.0$((k % 10))"
   kill -9 "$pid"
   wait "$pid" || true

@@ -154,7 +154,7 @@ void sweep(bool syncs, int err) {
     CHECK(ok);
     // An error that says the commit was made and the checkpoint or the
     // close after it failed is true to its word: the file is at that commit.
-    if (out.error.find(" of this session is made; ") != std::string::npos) {
+    if (out.error.find(JournaledFile::kMadeThenFailed) != std::string::npos) {
       ++made_then_failed;
       close_made_then_failed += out.error.find(" is made; the close after it failed: ") != std::string::npos;
       CHECK(got == out.attempted);
