@@ -102,6 +102,12 @@ class JournaledFile : private RecoveredImage {
   // to stand at the commit before.
   Status failed_after_commit(const Status& why, const std::string& what) const;
   static constexpr char kMadeThenFailed[] = " of this session is made; ";
+  // The most bytes of a write one record takes, in the journal (WRITE) or
+  // the data log (a pattern): a longer write, such as HDF5 rewriting a
+  // dataset of gigabytes in one H5Dwrite, is cut into records of this size,
+  // all in its transaction.  Under the format's kMaxPayload, and small
+  // enough that recovery's reads of one record stay short.
+  static constexpr uint64_t kMaxRecordBytes = uint64_t(64) << 20;
   // Commit, checkpoint, remove the journal: the file is a plain file again.
   // With materialize_at_close false: commit and leave the file in log form.
   Status close();

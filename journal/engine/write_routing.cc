@@ -23,6 +23,8 @@
 
 namespace h5j {
 
+static_assert(JournaledFile::kMaxRecordBytes + kWritePayloadHeader <= kMaxPayload);
+
 // What one pass over a vector's pieces tells its routing: a strided write
 // of small elements is a million pieces, so each further pass over them
 // costs as much as the sieve's copy of their bytes.
@@ -40,8 +42,6 @@ namespace {
 // gaps of up to kSieveGap, and at most kSieveMax bytes.
 constexpr uint64_t kSieveGap = 64 << 10;
 constexpr uint64_t kSieveMax = 1 << 20;
-// The data log takes a pattern's bytes as one record; longer pieces are cut.
-constexpr uint64_t kMaxExtentBytes = 64 << 20;
 // Staging costs about as much per piece as a sieve span costs for this many
 // bytes of its span (read, patched, written: about 0.25 ns a byte here,
 // against about 70 ns to stage a piece and place it).  So a vector whose
@@ -151,9 +151,13 @@ Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> d
 }
 
 Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
-  auto at = txn_->records().append_write(addr, tag, data);
-  if (!at) return at.status();
-  image_.journaled(addr, data.size(), *at);
+  for (uint64_t done = 0; done < data.size();) {
+    auto piece = data.subspan(done, std::min<uint64_t>(data.size() - done, kMaxRecordBytes));
+    auto at = txn_->records().append_write(addr + done, tag, piece);
+    if (!at) return at.status();
+    image_.journaled(addr + done, piece.size(), *at);
+    done += piece.size();
+  }
   return Status::ok();
 }
 
@@ -262,9 +266,9 @@ Status JournaledFile::append_raw(std::span<const RawPiece> pieces) {
   };
   for (const RawPiece& piece : pieces) {
     for (uint64_t done = 0; done < piece.bytes.size();) {
-      auto chunk = piece.bytes.subspan(done, std::min<uint64_t>(piece.bytes.size() - done, kMaxExtentBytes));
+      auto chunk = piece.bytes.subspan(done, std::min<uint64_t>(piece.bytes.size() - done, kMaxRecordBytes));
       uint64_t addr = piece.addr + done;
-      if (gathered_bytes + chunk.size() > kMaxExtentBytes || !builder.add(addr, chunk.size())) {
+      if (gathered_bytes + chunk.size() > kMaxRecordBytes || !builder.add(addr, chunk.size())) {
         H5J_RETURN_IF_ERROR(emit());
         builder.add(addr, chunk.size());
       }

@@ -41,6 +41,37 @@ TEST_CASE_FIXTURE(FileInDir, "above the protected end, a short write is journale
   CHECK(bytes[8192] == std::byte(2));
 }
 
+// HDF5 rewriting a dataset whole in one H5Dwrite hands the driver one write
+// of every byte, all under the last commit.  Past the format's largest
+// record (kMaxPayload, 1 GiB) one WRITE record could not take it.
+TEST_CASE_FIXTURE(FileInDir, "a rewrite longer than a record is journaled in records of one transaction") {
+  const size_t n = JournaledFile::kMaxRecordBytes + 5000;
+  opts.checkpoint_bytes = uint64_t(1) << 30;  // the records stay for recovery to replay
+  std::vector<std::byte> rewrite(n);
+  for (size_t i = 0; i < n; ++i) rewrite[i] = std::byte(i * 7 + 3);
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(n, std::byte(1)), 0));  // new space: in place
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write(0, rewrite, 0));  // under the commit: journaled
+    REQUIRE((*f)->commit());
+  }  // a crash
+  uint64_t covered = 0, records = 0;
+  for (const Record& r : journal_records(opts.journal_path)) {
+    if (r.header.type != RecordType::kWrite || r.write.length < 4096) continue;  // HDF5-sized metadata aside
+    CHECK(r.write.address == covered);
+    CHECK(r.write.length <= JournaledFile::kMaxRecordBytes);
+    covered += r.write.length;
+    ++records;
+  }
+  CHECK(covered == n);
+  CHECK(records == 2);
+  auto recovered = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE_MESSAGE(recovered, recovered.status().message());
+  CHECK(read_all(**recovered) == rewrite);
+}
+
 TEST_CASE_FIXTURE(FileInDir, "a write in place into space declared unwritten after a checkpoint recovers") {
   opts.checkpoint_bytes = 256 << 10;
   auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
