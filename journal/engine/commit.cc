@@ -37,6 +37,9 @@ Status JournaledFile::commit() {
 // or a checkpoint) leaves that commit made: recovery finds it.
 Status JournaledFile::commit_point() {
   if (Status s = commit_transaction(); !s) return commit_failed(s);
+  auto removed = journal_removed();
+  if (!removed || *removed)
+    return failed_after_commit(removed ? close_for_removed_journal() : removed.status(), "the writer's journal");
   Status s = write_back_after_commit();
   return s ? s : failed_after_commit(s, "the checkpoint after it");
 }

@@ -286,6 +286,13 @@ class JournaledFile : private RecoveredImage {
   Status commit_point();
   // Early write-back or a checkpoint, as the commit point calls for.
   Status write_back_after_commit();
+  // --- a journal removed while the file is open (removed_journal.cc) ---
+  // Whether the journal's last name is gone, looked at once a millisecond
+  // at most.
+  Result<bool> journal_removed();
+  // The file written to the commit just made and closed as a plain HDF5
+  // file; the error that stops the writer.
+  Status close_for_removed_journal();
   // The directory entries of the journal and of the file, at the first commit.
   Status sync_names();
   // durable_within: the thread that makes commits durable (open.cc); a
@@ -437,6 +444,7 @@ class JournaledFile : private RecoveredImage {
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr
   uint64_t written_back_at_ = 0;    // the generation's bytes at its last early write-back
+  std::chrono::steady_clock::time_point next_removal_look_{};  // journal_removed()
   bool closed_ = false;
   Stats stats_;
   Status failed_;  // fail-stop: the first error that poisoned the file

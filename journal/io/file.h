@@ -54,6 +54,9 @@ class File {
   virtual Status write_back() { return sync_after_writes(); }
   virtual Status truncate(uint64_t size) = 0;
   virtual Result<uint64_t> size() = 0;
+  // Whether the file's last name is gone: removed while this handle holds
+  // it open.  False where that cannot be told.
+  virtual Result<bool> removed() { return false; }
   // Advisory whole-file lock that conflicts between open file descriptions,
   // even inside one process.  Fails with kBusy when someone else holds it.
   virtual Status try_lock(LockMode mode) = 0;

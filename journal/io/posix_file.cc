@@ -82,6 +82,12 @@ Result<uint64_t> PosixFile::size() {
   return uint64_t(st.st_size);
 }
 
+Result<bool> PosixFile::removed() {
+  struct stat st;
+  if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
+  return st.st_nlink == 0;
+}
+
 Status PosixFile::try_lock(LockMode mode) {
   // Locks belong to the open file description, so a second open of the same
   // file in this process conflicts too: that is what keeps HDF5's tentative

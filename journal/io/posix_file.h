@@ -23,6 +23,7 @@ class PosixFile : public File {
   void start_writeback(uint64_t offset, uint64_t length) override;
   Status truncate(uint64_t size) override;
   Result<uint64_t> size() override;
+  Result<bool> removed() override;
   Status try_lock(LockMode mode) override;
   std::optional<int> lock_holder() override;
   Status lock_byte_shared(uint64_t offset) override;

@@ -17,16 +17,6 @@ using namespace h5j::test;
 
 namespace {
 
-// 8 KiB that start as an HDF5 file does, so that the commit holding them
-// holds a superblock (first_superblock_committed), then 56 KiB of data.
-std::vector<std::byte> hdf5_like_file() {
-  std::vector<std::byte> bytes(64 << 10);
-  const char signature[] = "\x89HDF\r\n\x1a\n";
-  std::memcpy(bytes.data(), signature, 8);
-  for (size_t i = 9; i < bytes.size(); ++i) bytes[i] = std::byte(i * 13 + 5);
-  return bytes;
-}
-
 // A session that creates the file, writes `content` and closes it,
 // committing once before the close if `commit`.
 void create_and_close(const std::string& path, const JournalOptions& opts, const std::vector<std::byte>& content,

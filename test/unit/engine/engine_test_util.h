@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ inline std::vector<Record> journal_records(const std::string& path) {
     if (!r->has_value()) return out;
     out.push_back(std::move(**r));
   }
+}
+
+// 8 KiB that start as an HDF5 file does, so that the commit holding them
+// holds a superblock (first_superblock_committed), then 56 KiB of data.
+inline std::vector<std::byte> hdf5_like_file() {
+  std::vector<std::byte> bytes(64 << 10);
+  const char signature[] = "\x89HDF\r\n\x1a\n";
+  std::memcpy(bytes.data(), signature, 8);
+  for (size_t i = 9; i < bytes.size(); ++i) bytes[i] = std::byte(i * 13 + 5);
+  return bytes;
 }
 
 // Step i of a time series: kSeriesStep bytes, different in every step.
