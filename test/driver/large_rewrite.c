@@ -34,6 +34,7 @@ static int write_file(const char* path, size_t n, int kill_after) {
   if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) return 7;
   fprintf(stderr, "rewrite committed\n");
   if (kill_after) raise(SIGKILL);
+  free(v);
   H5Dclose(d);
   H5Sclose(space);
   return H5Fclose(f) < 0 ? 8 : 0;
@@ -48,6 +49,9 @@ static int check_file(const char* path, size_t n) {
   size_t wrong = 0;
   for (size_t i = 0; i < n; ++i) wrong += v[i] != rewritten(i);
   if (wrong > 0) fprintf(stderr, "%zu of %zu elements are not the rewrite's\n", wrong, n);
+  free(v);
+  H5Dclose(d);
+  H5Fclose(f);
   return wrong > 0 ? 1 : 0;
 }
 
