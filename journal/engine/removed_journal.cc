@@ -35,7 +35,13 @@ Result<bool> JournaledFile::journal_removed() {
   return journal_->removed();
 }
 
+// Its readers file may have gone with it (`rm *.jnl*`, or the journal's
+// directory removed): then no reader can come, none that holds it can be
+// told to leave, and the close goes on without them.  A reader that holds
+// it may read a mixture of this commit and its snapshot's while the file
+// is written; the file itself is whole.
 Status JournaledFile::close_for_removed_journal() {
+  if (readers_ && !opts_.fs->exists(readers_->path())) readers_.reset();
   H5J_RETURN_IF_ERROR(materialize());
   return Status(Code::kMissing,
                 opts_.journal_path + " was removed while " + base_->path() +

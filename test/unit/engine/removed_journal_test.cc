@@ -16,22 +16,27 @@ using namespace h5j;
 using namespace h5j::test;
 
 TEST_CASE_FIXTURE(FileInDir, "a journal removed while the file is open: the next commit writes the file and stops") {
-  struct Setting {
-    const char* name;
+  struct Case {
+    const char* setting;
     bool durable;
     std::chrono::milliseconds within;
+    bool readers_file_too;  // rm f.h5.jnl*, not only rm f.h5.jnl
   };
-  for (Setting setting : {Setting{"durable", true, {}}, Setting{"durable=false", false, {}},
-                          Setting{"durable=100ms", false, std::chrono::milliseconds(100)}}) {
-    CAPTURE(setting.name);
-    opts.ring.durable = setting.durable;
-    opts.durable_within = setting.within;
+  const std::chrono::milliseconds none{0}, interval{100};
+  for (Case c : {Case{"durable", true, none, false}, Case{"durable=false", false, none, false},
+                 Case{"durable=100ms", false, interval, false}, Case{"durable", true, none, true},
+                 Case{"durable=false", false, none, true}, Case{"durable=100ms", false, interval, true}}) {
+    CAPTURE(c.setting);
+    CAPTURE(c.readers_file_too);
+    opts.ring.durable = c.durable;
+    opts.durable_within = c.within;
     std::vector<std::byte> content = hdf5_like_file();
     auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
     REQUIRE(f);
     REQUIRE((*f)->write(0, content, 0));
     REQUIRE((*f)->commit());
     REQUIRE(std::filesystem::remove(opts.journal_path));
+    if (c.readers_file_too) REQUIRE(std::filesystem::remove(opts.journal_path + ".readers"));
     std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past removed_journal.cc's millisecond
     std::vector<std::byte> step(100, std::byte(7));
     REQUIRE((*f)->write(20000, step, 0));  // under the commit: journaled
