@@ -30,7 +30,7 @@ constexpr std::chrono::milliseconds kRemovalLookEvery{1};
 
 Result<bool> JournaledFile::journal_removed() {
   auto now = std::chrono::steady_clock::now();
-  if (now < next_removal_look_ || !journal_) return false;
+  if (now < next_removal_look_) return false;
   next_removal_look_ = now + kRemovalLookEvery;
   return journal_->removed();
 }

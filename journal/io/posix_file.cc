@@ -76,16 +76,22 @@ Status PosixFile::truncate(uint64_t size) {
   return Status::ok();
 }
 
-Result<uint64_t> PosixFile::size() {
+Result<struct stat> PosixFile::file_status() const {
   struct stat st;
   if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
-  return uint64_t(st.st_size);
+  return st;
+}
+
+Result<uint64_t> PosixFile::size() {
+  auto st = file_status();
+  if (!st) return st.status();
+  return uint64_t(st->st_size);
 }
 
 Result<bool> PosixFile::removed() {
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
-  return st.st_nlink == 0;
+  auto st = file_status();
+  if (!st) return st.status();
+  return st->st_nlink == 0;
 }
 
 Status PosixFile::try_lock(LockMode mode) {

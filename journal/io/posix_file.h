@@ -1,6 +1,8 @@
 // The synchronous engine: pread, pwrite and fdatasync on one descriptor.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <functional>
 
 #include "file.h"
@@ -46,6 +48,8 @@ class PosixFile : public File {
 
  protected:
   Status error(int err, const char* op) const;
+  // fstat of the descriptor, its failure named as error() names it.
+  Result<struct stat> file_status() const;
   int lock_descriptor() const { return lock_fd_.valid() ? lock_fd_.get() : fd_.get(); }
   // True when a ring may hold fd_'s open file description beyond this
   // process's life; the lock then needs a descriptor of its own.

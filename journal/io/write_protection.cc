@@ -45,8 +45,9 @@ mode_t recorded_write_bits(int fd) {
 }  // namespace
 
 Result<bool> PosixFile::remove_write_permission() {
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
+  auto status = file_status();
+  if (!status) return status.status();
+  const struct stat& st = *status;
   mode_t recorded = recorded_write_bits(fd_.get());
   // No write bit: protected already (a crashed writer's file, taken over),
   // or read-only by its owner's choice, with nothing to give back later.
@@ -68,9 +69,9 @@ Result<bool> PosixFile::remove_write_permission() {
 Status PosixFile::restore_write_permission() {
   mode_t bits = recorded_write_bits(fd_.get());
   if (bits == 0) return Status::ok();
-  struct stat st;
-  if (::fstat(fd_.get(), &st) != 0) return error(errno, "stat");
-  if (::fchmod(fd_.get(), (st.st_mode & 07777) | bits) != 0) return error(errno, "restore the write permission of");
+  auto st = file_status();
+  if (!st) return st.status();
+  if (::fchmod(fd_.get(), (st->st_mode & 07777) | bits) != 0) return error(errno, "restore the write permission of");
   if (::fremovexattr(fd_.get(), kWriteBitsXattr) != 0 && errno != ENODATA)
     return error(errno, "remove extended attribute of");
   return Status::ok();
