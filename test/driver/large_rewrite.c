@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static uint32_t rewritten(size_t i) { return (uint32_t)(3 * i + 1); }
 

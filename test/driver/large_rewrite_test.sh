@@ -2,8 +2,8 @@
 # A dataset of MIB MiB rewritten whole in one H5Dwrite (large_rewrite.c):
 # the rewrite is journaled in records of at most 64 MiB, all in one
 # transaction (design.md §3).  With MIB past 1024 (the long budget) it is
-# larger than the format's largest record, which the driver once refused,
-# failing the H5Dwrite.
+# larger than the format's largest record (kMaxPayload, 1 GiB), which no
+# single record could take.
 #  - killed after the rewrite's commit, with no checkpoint to write it into
 #    the file: h5recover replays it, and plain HDF5 reads the rewrite;
 #  - closed under durable=100ms: the close writes it into the file.

@@ -1,6 +1,7 @@
 // What the engine's unit tests share: the options they open with, a file in
-// a fresh directory, a journal's records, a crash after two commits, and the MPI commit protocol
-// run by two handles in one process.
+// a fresh directory, a journal's records, bytes that start as an HDF5 file
+// does, a crash after two commits, and the MPI commit protocol run by two
+// handles in one process.
 #pragma once
 
 #include <doctest/doctest.h>
