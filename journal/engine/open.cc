@@ -37,6 +37,31 @@ OpenMode open_mode(Access a) {
   return OpenMode::kReadOnly;
 }
 
+// The base, opened for `access`.  A serial create opens exclusively first,
+// to learn whether it makes the file: `made` is then the file's identity.
+Result<std::unique_ptr<File>> open_base(const std::string& path, Access access, const JournalOptions& opts,
+                                        std::optional<FileId>& made) {
+  OpenMode mode = open_mode(access);
+  bool creates = mode == OpenMode::kCreate || mode == OpenMode::kCreateExclusive;
+  if (!creates || opts.role != Role::kSerial) return opts.fs->open(path, mode, IoEngine::kSync);
+  auto fresh = opts.fs->open(path, OpenMode::kCreateExclusive, IoEngine::kSync);
+  if (!fresh && (mode == OpenMode::kCreateExclusive || fresh.status().sys_errno() != EEXIST)) return fresh;
+  if (!fresh) return opts.fs->open(path, mode, IoEngine::kSync);
+  if (auto id = opts.fs->id(path)) made = *id;
+  return fresh;
+}
+
+// A create that fails leaves no file behind, as sec2's failed
+// open(O_CREAT) leaves none: a rerun with H5F_ACC_EXCL would otherwise
+// hear "File exists" of an empty file.  Only the file this open made, and
+// only while it is still empty under its name: another process may have
+// opened it since.  The open's own error is what the caller hears.
+void remove_made_file(FileSystem& fs, File& base, FileId made) {
+  auto size = base.size();
+  auto id = fs.id(base.path());
+  if (size && *size == 0 && id && *id == made) (void)fs.remove(base.path());
+}
+
 }  // namespace
 
 // h5py's mode "a" opens for writing and, on any error from a driver that
@@ -59,7 +84,8 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
   if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
   bool read_only = access == Access::kReadOnly;
-  auto base = opts.fs->open(path, open_mode(access), IoEngine::kSync);
+  std::optional<FileId> made;
+  auto base = open_base(path, access, opts, made);
   // Denied: perhaps write-protected by a writer, live or crashed, which the
   // journal's lock tells apart (open_for_write).
   Status denied = base ? Status::ok() : base.status();
@@ -69,13 +95,15 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
   f->write_denied_ = denied;
   auto size = f->base_->size();
-  if (!size) return size.status();
-  f->image_.logical_size = f->image_.committed_size = *size;
-  Status s = read_only ? f->open_for_read()
-             : opts.role == Role::kMpiFollower ? f->open_as_follower()
-                             : f->open_for_write(truncates(access));
-  if (!s) return s;
-  return f;
+  Status s = size ? Status::ok() : size.status();
+  if (s) f->image_.logical_size = f->image_.committed_size = *size;
+  if (s)
+    s = read_only                           ? f->open_for_read()
+        : opts.role == Role::kMpiFollower ? f->open_as_follower()
+                                          : f->open_for_write(truncates(access));
+  if (s) return f;
+  if (made) remove_made_file(*opts.fs, *f->base_, *made);
+  return s;
 }
 
 Status JournaledFile::open_for_read() {

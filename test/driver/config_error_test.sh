@@ -3,7 +3,7 @@
 # the key or value; this also proves HDF5_DRIVER=journal reaches the driver.
 set -uo pipefail
 features=$1 plugin_dir=$2 work=$3
-mkdir -p "$work" && cd "$work"
+mkdir -p "$work" && cd "$work" && rm -f cfg.h5*
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 status=0
 expect_failure() {  # config, text the error must contain
@@ -22,6 +22,8 @@ expect_failure "durable=0ms" 'bad value "0ms" for durable (expected true, false,
 expect_failure "durable=2h" 'bad value "2h" for durable'
 expect_failure "durable=100" 'bad value "100" for durable'
 expect_failure "journal_path=$work/no-such-dir/" "the journal's directory $work/no-such-dir does not exist (journal_path)"
+# As sec2's failed open(O_CREAT), a failed create leaves no file behind.
+[[ -e cfg.h5 ]] && { echo "FAIL: the failed create left cfg.h5 behind"; status=1; }
 # And a good configuration works.
 HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
   "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }

@@ -1,6 +1,7 @@
 #include "mem_fs.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace h5j::explorer {
@@ -123,7 +124,7 @@ Result<std::unique_ptr<File>> MemFileSystem::open(const std::string& path, OpenM
     it = nodes_.emplace(path, node).first;
     record(Op{Op::kCreate, path, 0, {}, {}, {}});
   } else if (mode == OpenMode::kCreateExclusive) {
-    return Status(Code::kIoError, "open " + path + ": File exists");
+    return Status(Code::kIoError, "open " + path + ": File exists", EEXIST);
   } else if (mode == OpenMode::kCreateTruncate && !it->second->data.empty()) {
     it->second->data.clear();
     record(Op{Op::kTruncate, path, 0, {}, {}, {}});

@@ -275,3 +275,20 @@ TEST_CASE_FIXTURE(FileInDir, "a writer whose file was cut behind its back stops 
     CHECK(test::read_file(path)[4096] == std::byte(2));
   }
 }
+
+// sec2's failed open(O_CREAT) leaves no file; a rerun with H5F_ACC_EXCL
+// would otherwise hear "File exists" of an empty file the driver made.
+TEST_CASE_FIXTURE(FileInDir, "a create that fails removes the file it made, and only that") {
+  opts.journal_path = dir.path("missing/t.h5.jnl");
+  for (Access access : {Access::kCreate, Access::kCreateTruncate, Access::kCreateExclusive}) {
+    auto f = JournaledFile::open(path, access, opts);
+    REQUIRE_FALSE(f);
+    CHECK(f.status().message().find("does not exist (journal_path)") != std::string::npos);
+    CHECK_FALSE(posix_filesystem().exists(path));
+  }
+  test::write_file(path, std::vector<std::byte>(100, std::byte{1}));  // a file that was there stays, bytes and all
+  for (Access access : {Access::kCreate, Access::kCreateTruncate}) {
+    REQUIRE_FALSE(JournaledFile::open(path, access, opts));
+    CHECK(test::file_size(path) == 100);
+  }
+}
