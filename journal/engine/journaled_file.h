@@ -196,6 +196,7 @@ class JournaledFile : private RecoveredImage {
   // --- opening and recovery (journaled_file.cc) ---
   Status open_for_read();
   Status open_for_write(bool truncated);
+  Status refuse_volatile_journal();
   Status open_as_follower();
   // The journal's writer lock (exclusive).
   Status lock_journal();

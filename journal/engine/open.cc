@@ -142,6 +142,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   H5J_RETURN_IF_ERROR(refuse_if_bound_elsewhere());
   bool existed = opts_.fs->exists(opts_.journal_path);
   if (!existed && !truncated) H5J_RETURN_IF_ERROR(check_binding_not_missing(*base_, opts_.journal_path));
+  if (!existed) H5J_RETURN_IF_ERROR(refuse_volatile_journal());
   auto journal = opts_.fs->open(opts_.journal_path, OpenMode::kCreate, opts_.engine);
   if (!journal && journal.status().code() == Code::kMissing)  // only its directory can be
     return Status(Code::kMissing, "the journal's directory " + split_directory(opts_.journal_path).first +
@@ -181,6 +182,24 @@ Status JournaledFile::open_for_write(bool truncated) {
   if (s) s = start_writing();
   if (s && sharing_.protects_at_open()) s = protect_from_writers();
   return s ? s : drop_new_journal(existed, s);
+}
+
+// A durable journal on storage that a reboot empties (journal_path=/dev/shm/),
+// for a file on storage that keeps it: after a power loss the file would
+// be at its last checkpoint, or half way through one, and the journal that
+// holds the commits since, or completes the checkpoint, gone.  Refused when
+// the journal would be made; one already there is used for what it holds.
+// Without durability the promise is a process crash's, which tmpfs keeps.
+Status JournaledFile::refuse_volatile_journal() {
+  if (!opts_.ring.durable) return Status::ok();
+  std::string fs = opts_.fs->empties_at_reboot(opts_.journal_path);
+  if (fs.empty() || !opts_.fs->empties_at_reboot(base_->path()).empty()) return Status::ok();
+  return Status(Code::kInvalid,
+                "the journal " + opts_.journal_path + " would be on " + fs + ", which a reboot empties, while " +
+                    base_->path() + " is not: a power loss would take the commits that durable promises, and could "
+                    "leave the file half checkpointed. Keep the journal on storage that survives a reboot "
+                    "(journal_path), or set durable=false, which promises to survive a process crash only",
+                EINVAL);
 }
 
 // A file written through h5journal under another name, or left so by a

@@ -134,6 +134,10 @@ class FileSystem {
   // durable too: the same block device, under a file system whose fdatasync
   // always sends the device a cache flush (ext4, XFS).  False when unsure.
   virtual bool shares_cache_flush(const std::string& /*a*/, const std::string& /*b*/) { return false; }
+  // The name of the file system holding `path`'s directory if a reboot
+  // empties it (tmpfs, ramfs), else empty: no sync makes a file there
+  // survive a power loss.
+  virtual std::string empties_at_reboot(const std::string& /*path*/) { return {}; }
   // Whether its operations must come in an order fixed by the caller's
   // alone: a recording to replay, or faults injected by count.  The engine
   // then starts no thread, and does its background work inline

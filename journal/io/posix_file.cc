@@ -229,6 +229,14 @@ bool PosixFileSystem::shares_cache_flush(const std::string& a, const std::string
   return fa.f_type == EXT4_SUPER_MAGIC || fa.f_type == XFS_SUPER_MAGIC;
 }
 
+std::string PosixFileSystem::empties_at_reboot(const std::string& path) {
+  struct statfs fs;
+  if (::statfs(split_directory(path).first.c_str(), &fs) != 0) return {};
+  if (fs.f_type == TMPFS_MAGIC) return "tmpfs";
+  if (fs.f_type == RAMFS_MAGIC) return "ramfs";
+  return {};
+}
+
 std::pair<std::string, std::string> split_directory(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return {".", path};

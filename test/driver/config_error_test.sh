@@ -24,6 +24,16 @@ expect_failure "durable=100" 'bad value "100" for durable'
 expect_failure "journal_path=$work/no-such-dir/" "the journal's directory $work/no-such-dir does not exist (journal_path)"
 # As sec2's failed open(O_CREAT), a failed create leaves no file behind.
 [[ -e cfg.h5 ]] && { echo "FAIL: the failed create left cfg.h5 behind"; status=1; }
+# A durable journal on tmpfs beside a file on a disk is refused; beside a
+# file on tmpfs too, which no reboot keeps either, it is not.
+if [[ $(stat -f -c %T "$work") != tmpfs ]]; then
+  expect_failure "journal_path=/dev/shm/" "would be on tmpfs, which a reboot empties, while cfg.h5 is not"
+else
+  HDF5_DRIVER_CONFIG="journal_path=/dev/shm/" "$features" cfg.h5 --fapl default > /dev/null ||
+    { echo "FAIL: a journal on tmpfs beside a file on tmpfs was refused"; status=1; }
+fi
+HDF5_DRIVER_CONFIG="journal_path=/dev/shm/;durable=false" "$features" cfg.h5 --fapl default > /dev/null ||
+  { echo "FAIL: durable=false with its journal on tmpfs was refused"; status=1; }
 # And a good configuration works.
 HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
   "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }

@@ -93,6 +93,7 @@ class FaultFileSystem : public FileSystem {
   bool shares_cache_flush(const std::string& a, const std::string& b) override {
     return posix_filesystem().shares_cache_flush(a, b);
   }
+  std::string empties_at_reboot(const std::string& p) override { return posix_filesystem().empties_at_reboot(p); }
   // Faults are injected by count.
   bool deterministic() const override { return true; }
 

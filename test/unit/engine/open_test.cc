@@ -292,3 +292,48 @@ TEST_CASE_FIXTURE(FileInDir, "a create that fails removes the file it made, and 
     CHECK(test::file_size(path) == 100);
   }
 }
+
+// The real file system, with one directory taken for a tmpfs.
+struct TmpfsDirFileSystem : PosixFileSystem {
+  std::string tmpfs;
+  std::string empties_at_reboot(const std::string& p) override { return p.starts_with(tmpfs) ? "tmpfs" : ""; }
+};
+
+TEST_CASE_FIXTURE(FileInDir, "a durable journal is refused on storage a reboot empties, beside a file that survives it") {
+  TmpfsDirFileSystem fs;
+  fs.tmpfs = dir.path("shm/");
+  std::filesystem::create_directory(fs.tmpfs);
+  opts.fs = &fs;
+  opts.journal_path = fs.tmpfs + "t.h5.jnl";
+  auto refused = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().message().find("would be on tmpfs, which a reboot empties, while " + path + " is not") !=
+        std::string::npos);
+  CHECK(refused.status().sys_errno() == EINVAL);
+  CHECK_FALSE(fs.exists(opts.journal_path));
+  CHECK_FALSE(fs.exists(path));
+
+  CHECK(posix_filesystem().empties_at_reboot("/dev/shm/t.h5.jnl") == "tmpfs");  // POSIX shared memory's home
+
+  SUBCASE("durable=false promises to survive a process crash only, which tmpfs does") {
+    opts.ring.durable = false;
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->close());
+  }
+  SUBCASE("a file on tmpfs too survives no reboot either") {
+    opts.journal_path = fs.tmpfs + "u.h5.jnl";
+    auto f = JournaledFile::open(fs.tmpfs + "u.h5", Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->close());
+  }
+  SUBCASE("a journal already there is opened for what it holds") {
+    JournalOptions nosync = opts;
+    nosync.ring.durable = false;
+    crash_after_two_commits(path, nosync, 7);
+    auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE(f);
+    CHECK((*f)->report().replayed_txns == 2);
+    REQUIRE((*f)->close());
+  }
+}
