@@ -114,6 +114,17 @@ std::string recorded_journal(const std::string& file, const std::string& fallbac
   return (*binding)->journal_path;
 }
 
+// A journal found through the file's binding is the file's only if the
+// binding was set on it: a copy that kept its extended attributes (cp -a)
+// must neither replay that journal into itself, which retires it, nor
+// discard it (binding.h, check_binding_made_here).
+Status check_binding_of_found_journal(const std::string& file, const std::string& journal, const RecoverOptions& o) {
+  if (!o.journal.empty() || journal != recorded_journal(file, "")) return Status::ok();
+  auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!base) return base.status();
+  return check_binding_made_here(posix_filesystem(), **base);
+}
+
 json report_of(const OpenReport& r) {
   json skipped = json::array();
   for (const auto& s : r.skipped) skipped.push_back({{"from", s.from}, {"to", s.to}, {"why", stream_end_name(s.why)}});
@@ -252,6 +263,7 @@ Outcome discard(const std::string& file, const std::string& journal) {
   if (Status s = (*base)->restore_write_permission(); !s) return fail(kExitIoError, s.message());
   for (const char* name : kRecoveryXattrs)
     if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
+  if (Status s = remove_binding(**base); !s) return fail(kExitIoError, s.message());
   if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
   // In order: a journal whose data log is gone could not be replayed.
   Status s = posix_filesystem().remove(journal);
@@ -300,6 +312,7 @@ Outcome recover_one(const std::string& file, const RecoverOptions& o) {
     return fail(kExitUsage, file + " is not in log form (materialize=never); to recover it after a crash, run "
                                    "h5recover without --materialize");
   std::string journal = journal_of(file, o);
+  if (Status s = check_binding_of_found_journal(file, journal, o); !s) return fail(exit_status_for(s), s.message());
   if (!posix_filesystem().exists(journal)) return classify_unjournaled(file, journal, log_form);
   if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");

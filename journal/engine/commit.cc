@@ -520,7 +520,7 @@ Status JournaledFile::end_close() {
   if (synced) H5J_RETURN_IF_ERROR(base_->sync_data());
   H5J_RETURN_IF_ERROR(base_->unguard());
   H5J_RETURN_IF_ERROR(base_->restore_write_permission());
-  if (bound) H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
+  if (bound) H5J_RETURN_IF_ERROR(remove_binding(*base_));
   bool retired = synced && bound && shares_flush_;
   if (retired) H5J_RETURN_IF_ERROR(retire_journal());
   if (synced) H5J_RETURN_IF_ERROR(base_->sync_all());

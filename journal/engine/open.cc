@@ -291,7 +291,7 @@ Status JournaledFile::truncate_for_create() {
   }
   H5J_RETURN_IF_ERROR(truncate_unless_empty(*base_));
   // The old journal's binding would make the new one look foreign.
-  H5J_RETURN_IF_ERROR(base_->remove_xattr(kBindingXattr));
+  H5J_RETURN_IF_ERROR(remove_binding(*base_));
   H5J_RETURN_IF_ERROR(base_->remove_xattr(kApplyingXattr));
   return truncate_unless_empty(*journal_);
 }

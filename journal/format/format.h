@@ -61,6 +61,10 @@ inline constexpr size_t kMaxTargetName = 400;
 inline constexpr unsigned kFingerprintSamples = 8;
 inline constexpr uint64_t kFingerprintSampleSize = 64;
 inline constexpr char kBindingXattr[] = "user.h5journal";
+// Beside the binding: the absolute name of the file it was set on, so that
+// a copy that kept its extended attributes (cp -a) is told from the file
+// (binding.h, check_binding_made_here).  UTF-8, no terminator.
+inline constexpr char kBoundFileXattr[] = "user.h5journal.file";
 // Set (its value: THE APPLYING MARKER, below), durably, before a writer or
 // recovery first writes committed bytes into the file in a generation;
 // removed once the next generation (or the close) is durable: while it is

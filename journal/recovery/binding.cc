@@ -5,6 +5,15 @@
 #include "journal_reader.h"
 
 namespace h5j {
+namespace {
+
+std::string absolute_name(const std::string& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.string();
+}
+
+}  // namespace
 
 std::string journal_target_name(const std::string& path) {
   auto slash = path.rfind('/');
@@ -22,11 +31,35 @@ Result<std::optional<Binding>> read_binding(File& file) {
 // The path is absolute, so h5recover finds a journal kept elsewhere
 // (journal_path=...) from the file alone.
 Status write_binding(File& file, const JournalHeader& h, const std::string& journal_path) {
-  std::error_code ec;
-  auto absolute = std::filesystem::absolute(journal_path, ec);
-  Binding b{h.uuid, h.generation, ec ? journal_path : absolute.string()};
+  Binding b{h.uuid, h.generation, absolute_name(journal_path)};
+  // The name is an aid to recovery, not a part of the binding: a file
+  // system short of attribute space for a long name goes without it.
+  (void)file.set_xattr(kBoundFileXattr, absolute_name(file.path()));
   auto set = file.set_xattr(kBindingXattr, encode_binding(b));
   return set ? Status::ok() : set.status();
+}
+
+Status remove_binding(File& file) {
+  H5J_RETURN_IF_ERROR(file.remove_xattr(kBindingXattr));
+  return file.remove_xattr(kBoundFileXattr);
+}
+
+Status check_binding_made_here(FileSystem& fs, File& base) {
+  auto binding = read_binding(base);
+  if (!binding) return binding.status();
+  auto made_on = base.get_xattr(kBoundFileXattr);
+  if (!made_on) return made_on.status();
+  if (!binding->has_value() || !made_on->has_value()) return Status::ok();
+  const std::string& owner = **made_on;
+  auto owner_id = fs.id(owner), ours = fs.id(base.path());
+  if (!owner_id || !ours || *owner_id == *ours) return Status::ok();
+  const std::string& journal = (*binding)->journal_path;
+  return Status(Code::kForeign,
+                base.path() + " carries the binding of " + owner + ", copied with its extended attributes (cp -a, "
+                "rsync -X): the journal " + journal + " holds the commits of " + owner + ", not of " + base.path() +
+                    ", and is left alone. " + base.path() + " holds " + owner + " as it was when copied, which may "
+                    "lack commits or be half way through a checkpoint; for a recovered copy, run h5recover --output "
+                    "COPY " + owner);
 }
 
 Status check_binding_not_missing(File& base, const std::string& journal) {
@@ -55,6 +88,7 @@ Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base
   if (!file) return file.status();
   auto reader = JournalReader::open(**file);
   if (!reader || (*reader)->header().uuid != (*binding)->uuid) return None();
+  H5J_RETURN_IF_ERROR(check_binding_made_here(fs, base));
   return std::move(*file);
 }
 

@@ -26,8 +26,19 @@ std::string journal_target_name(const std::string& path);
 
 // nullopt when the file carries no binding (or the filesystem has no xattrs).
 Result<std::optional<Binding>> read_binding(File& file);
-// Binds `file` to the journal whose header is `h`, kept at `journal_path`.
+// Binds `file` to the journal whose header is `h`, kept at `journal_path`,
+// and records the file's own absolute name beside the binding.
 Status write_binding(File& file, const JournalHeader& h, const std::string& journal_path);
+// Removes the binding and the name recorded beside it; syncs nothing.
+Status remove_binding(File& file);
+// kForeign when `base`'s binding was copied, with the file's extended
+// attributes (cp -a, rsync -X), from the file it was set on: that file is
+// still there under the name recorded beside the binding, and is not
+// `base`.  The binding's journal then holds that file's commits, which
+// `base` must neither replay nor retire.  A binding with no name recorded,
+// or whose file's name is gone (the file was moved), or leads to `base`
+// itself (a symbolic or hard link), is `base`'s own.
+Status check_binding_made_here(FileSystem& fs, File& base);
 // kMissing if `base` is bound to a journal (named by its recorded path, or
 // `journal`) that does not exist: the caller found none.
 Status check_binding_not_missing(File& base, const std::string& journal);

@@ -222,6 +222,28 @@ compgen -G "elsewhere/x.h5.*.jnl" > /dev/null && [[ ! -e x.h5.jnl ]] ||
 expect 0 "recovered x.h5" no -- x.h5
 [[ -z $(ls elsewhere) ]] || fail "journal_path: the journal was not retired: $(ls elsewhere)"
 
+# Copies of a crashed file that kept its extended attributes (cp -a), in
+# its directory and in another, carry its binding, which names its journal.
+# h5recover of a copy, with or without --discard-journal, and an open of a
+# copy through the driver are refused, naming the file the binding was set
+# on, and leave that journal alone: the file itself then recovers whole.
+mkdir -p copies
+crashed orig.h5
+cp -a orig.h5 copies/orig.h5
+cp -a orig.h5 orig-copy.h5
+WATCH="orig.h5 orig.h5.jnl"
+expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- copies/orig.h5
+expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- --discard-journal orig-copy.h5
+expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- -r copies
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" verify copies/orig.h5 --driver default --elems 512 \
+  > copy-open.out 2>&1 && fail "cp -a: the copy opened through the driver"
+grep -q "copied with its extended attributes" copy-open.out ||
+  fail "cp -a: the open of the copy does not say why: $(grep -m1 -o 'H5FD_journal_open.*' copy-open.out)"
+WATCH=""
+expect 0 "recovered orig.h5" no -- orig.h5
+"$sim" verify orig.h5 --elems 512 --driver sec2 --min-step "$(last_acked orig.h5)" > /dev/null ||
+  fail "cp -a: orig.h5 lost acknowledged steps to its copies"
+
 # An ensemble whose runs each write out.h5 in a directory of their own,
 # with one journal directory: each file has a journal of its own.  A run
 # writes and closes its file while another's writer is live, and again
