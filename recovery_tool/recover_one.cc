@@ -70,15 +70,20 @@ bool holds_at(const std::string& path, uint64_t offset, std::span<const char> by
   return n && *n == found.size() && std::memcmp(found.data(), bytes.data(), found.size()) == 0;
 }
 
-// Whether `file` was closed in log form (materialize=never): its
-// superblock's log-form guard (superblock_guard.h), or the guard an older
-// h5journal wrote over the whole signature (format.h).
-bool in_log_form(const std::string& file) {
-  if (holds_at(file, 0, kLogFormGuard)) return true;
+// Whether `file`'s superblock is guarded (superblock_guard.h): as a
+// writer leaves it, or, with `log_form`, as a close in log form does.
+bool guarded(const std::string& file, bool log_form) {
   auto f = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   std::array<std::byte, kSuperblockVersionOffset + 1> head;
   auto n = f ? (*f)->read_at(0, head) : Result<size_t>(size_t(0));
-  return n && *n == head.size() && is_guarded_head(head, /*log_form=*/true);
+  return n && *n == head.size() && is_guarded_head(head, log_form);
+}
+
+// Whether `file` was closed in log form (materialize=never): its
+// superblock's log-form guard, or the guard an older h5journal wrote over
+// the whole signature (format.h).
+bool in_log_form(const std::string& file) {
+  return holds_at(file, 0, kLogFormGuard) || guarded(file, /*log_form=*/true);
 }
 
 // A file with no journal: clean, or damaged in a way replay cannot help.
@@ -94,6 +99,12 @@ Outcome classify_unjournaled(const std::string& file, const std::string& journal
   if (!size) return fail(kExitIoError, size.status().message());
   FileImageView view(**base, *size);
   auto sb = find_superblock(view);
+  if ((!sb || !sb->has_value()) && guarded(file, /*log_form=*/false))
+    return fail(kExitJournalMissing,
+                file + " was being written through h5journal, or is a copy taken while it was (its superblock is "
+                       "guarded), and its journal " + journal + " is not here: its last commits are in that journal. "
+                       "Pass the journal with --journal; to accept a copy as it was taken, clear the top bit of "
+                       "its byte 8 (docs/recovery.md, \"What a reader without the driver sees\")");
   if (!sb || !sb->has_value())
     return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");
   if (marked_open_for_writing(**sb)) return fail(kExitJournalMissing, left_open_without_journal(file, journal).message());

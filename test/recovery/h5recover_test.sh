@@ -231,10 +231,16 @@ mkdir -p copies
 crashed orig.h5
 cp -a orig.h5 copies/orig.h5
 cp -a orig.h5 orig-copy.h5
+cp orig.h5 plain-copy.h5
 WATCH="orig.h5 orig.h5.jnl"
 expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- copies/orig.h5
 expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- --discard-journal orig-copy.h5
 expect 5 "orig.h5, copied with its extended attributes (cp -a" yes -- -r copies
+# A copy without them (cp, scp) has no journal, but its guarded superblock
+# says where its commits are.
+WATCH="plain-copy.h5"
+expect 4 "is a copy taken while it was (its superblock is guarded)" yes -- plain-copy.h5
+WATCH="orig.h5 orig.h5.jnl"
 HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" verify copies/orig.h5 --driver default --elems 512 \
   > copy-open.out 2>&1 && fail "cp -a: the copy opened through the driver"
 grep -q "copied with its extended attributes" copy-open.out ||
