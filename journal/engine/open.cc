@@ -37,13 +37,15 @@ OpenMode open_mode(Access a) {
   return OpenMode::kReadOnly;
 }
 
-// The base, opened for `access`.  A serial create opens exclusively first,
-// to learn whether it makes the file: `made` is then the file's identity.
+// The base, opened for `access`.  A create by the file's owner (a serial
+// writer, or MPI rank 0, whose followers open only once it has) opens
+// exclusively first, to learn whether it makes the file: `made` is then
+// the file's identity.
 Result<std::unique_ptr<File>> open_base(const std::string& path, Access access, const JournalOptions& opts,
                                         std::optional<FileId>& made) {
   OpenMode mode = open_mode(access);
   bool creates = mode == OpenMode::kCreate || mode == OpenMode::kCreateExclusive;
-  if (!creates || opts.role != Role::kSerial) return opts.fs->open(path, mode, IoEngine::kSync);
+  if (!creates || opts.role == Role::kMpiFollower) return opts.fs->open(path, mode, IoEngine::kSync);
   auto fresh = opts.fs->open(path, OpenMode::kCreateExclusive, IoEngine::kSync);
   if (!fresh && (mode == OpenMode::kCreateExclusive || fresh.status().sys_errno() != EEXIST)) return fresh;
   if (!fresh) return opts.fs->open(path, mode, IoEngine::kSync);
