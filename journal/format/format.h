@@ -65,6 +65,7 @@ inline constexpr char kBindingXattr[] = "user.h5journal";
 // a copy that kept its extended attributes (cp -a) is told from the file
 // (binding.h, check_binding_made_here).  UTF-8, no terminator.
 inline constexpr char kBoundFileXattr[] = "user.h5journal.file";
+inline constexpr size_t kMaxBoundFileName = 1024;  // a longer name is not recorded
 // Set (its value: THE APPLYING MARKER, below), durably, before a writer or
 // recovery first writes committed bytes into the file in a generation;
 // removed once the next generation (or the close) is durable: while it is

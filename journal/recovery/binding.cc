@@ -32,11 +32,14 @@ Result<std::optional<Binding>> read_binding(File& file) {
 // (journal_path=...) from the file alone.
 Status write_binding(File& file, const JournalHeader& h, const std::string& journal_path) {
   Binding b{h.uuid, h.generation, absolute_name(journal_path)};
-  // The name is an aid to recovery, not a part of the binding: a file
-  // system short of attribute space for a long name goes without it.
-  (void)file.set_xattr(kBoundFileXattr, absolute_name(file.path()));
   auto set = file.set_xattr(kBindingXattr, encode_binding(b));
-  return set ? Status::ok() : set.status();
+  if (!set) return set.status();
+  // The name is an aid to recovery, not a part of the binding: set after
+  // it, and not at all where it might leave the file's attribute space
+  // (4 KiB on ext4, for every attribute) short for the markers to come.
+  std::string name = absolute_name(file.path());
+  if (name.size() <= kMaxBoundFileName) (void)file.set_xattr(kBoundFileXattr, name);
+  return Status::ok();
 }
 
 Status remove_binding(File& file) {
