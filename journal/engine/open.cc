@@ -56,9 +56,11 @@ Result<std::unique_ptr<File>> open_base(const std::string& path, Access access, 
 // A create that fails leaves no file behind, as sec2's failed
 // open(O_CREAT) leaves none: a rerun with H5F_ACC_EXCL would otherwise
 // hear "File exists" of an empty file.  Only the file this open made, and
-// only while it is still empty under its name: another process may have
-// opened it since.  The open's own error is what the caller hears.
-void remove_made_file(FileSystem& fs, File& base, FileId made) {
+// only while it is still empty under its name, and not when another writer
+// holds its journal (kBusy): that one opened the file since, and it is its
+// own now.  The open's own error is what the caller hears.
+void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why) {
+  if (why.code() == Code::kBusy) return;
   auto size = base.size();
   auto id = fs.id(base.path());
   if (size && *size == 0 && id && *id == made) (void)fs.remove(base.path());
@@ -104,7 +106,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
         : opts.role == Role::kMpiFollower ? f->open_as_follower()
                                           : f->open_for_write(truncates(access));
   if (s) return f;
-  if (made) remove_made_file(*opts.fs, *f->base_, *made);
+  if (made) remove_made_file(*opts.fs, *f->base_, *made, s);
   return s;
 }
 

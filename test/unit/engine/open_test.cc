@@ -2,6 +2,8 @@
 // create, the file's write permission, descriptors.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/xattr.h>
 
 #include <vector>
@@ -291,6 +293,35 @@ TEST_CASE_FIXTURE(FileInDir, "a create that fails removes the file it made, and 
     REQUIRE_FALSE(JournaledFile::open(path, access, opts));
     CHECK(test::file_size(path) == 100);
   }
+}
+
+// Two copies of a job creating one new file at once: the one that made it
+// loses the race for the journal.  The file is the winner's now, however
+// empty, and stays.
+TEST_CASE_FIXTURE(FileInDir, "a create that made its file and finds another writer on the journal leaves it") {
+  int ready[2], done[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(done) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the winner: holds the journal's lock until told
+    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kCreate, IoEngine::kSync);
+    bool locked = journal && (*journal)->try_lock(LockMode::kExclusive);
+    char c = locked ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(done[0], &c, 1);
+    ::_exit(0);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  REQUIRE(c == 'y');
+  auto f = JournaledFile::open(path, Access::kCreate, opts);
+  (void)!::write(done[1], &c, 1);
+  ::waitpid(child, nullptr, 0);
+  REQUIRE_FALSE(f);
+  CHECK(f.status().code() == Code::kBusy);
+  CHECK(posix_filesystem().exists(path));
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 // The real file system, with one directory taken for a tmpfs.
