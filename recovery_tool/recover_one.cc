@@ -323,8 +323,8 @@ Outcome recover_one(const std::string& file, const RecoverOptions& o) {
     return fail(kExitUsage, file + " is not in log form (materialize=never); to recover it after a crash, run "
                                    "h5recover without --materialize");
   std::string journal = journal_of(file, o);
-  if (Status s = check_binding_of_found_journal(file, journal, o); !s) return fail(exit_status_for(s), s.message());
   if (!posix_filesystem().exists(journal)) return classify_unjournaled(file, journal, log_form);
+  if (Status s = check_binding_of_found_journal(file, journal, o); !s) return fail(exit_status_for(s), s.message());
   if (::stat(journal.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return fail(kExitIoError, "cannot read journal " + journal + ": not a regular file");
   RecoveryMode mode = parse_mode(o.mode);

@@ -206,6 +206,7 @@ class JournaledFile : private RecoveredImage {
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
+  Status refuse_if_file_gone(JournalReader& reader);
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();

@@ -288,6 +288,7 @@ Status JournaledFile::truncate_for_create() {
   image_.logical_size = image_.committed_size = 0;
   if (auto reader = JournalReader::open(*journal_)) {
     Status ours = check_journal_belongs(*base_, (*reader)->header(), opts_.journal_path, target_name());
+    if (ours) ours = refuse_if_file_gone(**reader);
     if (!ours)
       return Status(ours.code(), base_->path() + " not created: " + ours.message() +
                                      ", whose commits the create would destroy; recover that file with h5recover, "
@@ -298,6 +299,29 @@ Status JournaledFile::truncate_for_create() {
   H5J_RETURN_IF_ERROR(remove_binding(*base_));
   H5J_RETURN_IF_ERROR(base_->remove_xattr(kApplyingXattr));
   return truncate_unless_empty(*journal_);
+}
+
+// A crashed session's journal whose file is no longer under this name: the
+// file is empty (made by this create, or emptied) and carries no binding.
+// It was moved or renamed after the crash (mv run.h5 run_crashed.h5, then
+// the job run again), or deleted; the journal's commits are the moved
+// file's, and only h5recover of it can tell.  A journal holding no COMMIT
+// since its last checkpoint holds nothing that file lacks.
+Status JournaledFile::refuse_if_file_gone(JournalReader& reader) {
+  auto size = base_->size();
+  if (!size) return size.status();
+  auto binding = read_binding(*base_);
+  if (!binding) return binding.status();
+  if (*size != 0 || binding->has_value()) return Status::ok();
+  for (;;) {
+    auto record = reader.next();
+    if (!record) return record.status();
+    if (!record->has_value()) return Status::ok();
+    if ((*record)->header.type == RecordType::kCommit) break;
+  }
+  return Status(Code::kForeign, "journal " + opts_.journal_path + " holds the commits of a crashed session of a file " +
+                                    "named \"" + reader.header().target_name + "\" that is no longer here (moved, " +
+                                    "renamed or deleted since the crash)");
 }
 
 Status JournaledFile::start_writing() {

@@ -56,6 +56,12 @@ Status check_binding_made_here(FileSystem& fs, File& base) {
   const std::string& owner = **made_on;
   auto owner_id = fs.id(owner), ours = fs.id(base.path());
   if (!owner_id || !ours || *owner_id == *ours) return Status::ok();
+  // Another file under the owner's name: a copy's original still bound to
+  // the journal, or a new file made there since this one was moved.
+  auto original = fs.open(owner, OpenMode::kReadOnly, IoEngine::kSync);
+  if (!original) return Status::ok();
+  auto its = read_binding(**original);
+  if (!its || !its->has_value() || (*its)->uuid != (*binding)->uuid) return Status::ok();
   const std::string& journal = (*binding)->journal_path;
   return Status(Code::kForeign,
                 base.path() + " carries the binding of " + owner + ", copied with its extended attributes (cp -a, "

@@ -33,11 +33,12 @@ Status write_binding(File& file, const JournalHeader& h, const std::string& jour
 Status remove_binding(File& file);
 // kForeign when `base`'s binding was copied, with the file's extended
 // attributes (cp -a, rsync -X), from the file it was set on: that file is
-// still there under the name recorded beside the binding, and is not
-// `base`.  The binding's journal then holds that file's commits, which
+// still there under the name recorded beside the binding, is not `base`,
+// and carries the same binding.  The binding's journal then holds that file's commits, which
 // `base` must neither replay nor retire.  A binding with no name recorded,
-// or whose file's name is gone (the file was moved), or leads to `base`
-// itself (a symbolic or hard link), is `base`'s own.
+// or whose file's name is gone or holds a file bound to no such journal
+// (the file was moved), or leads to `base` itself (a symbolic or hard
+// link), is `base`'s own.
 Status check_binding_made_here(FileSystem& fs, File& base);
 // kMissing if `base` is bound to a journal (named by its recorded path, or
 // `journal`) that does not exist: the caller found none.

@@ -368,3 +368,31 @@ TEST_CASE_FIXTURE(FileInDir, "a durable journal is refused on storage a reboot e
     REQUIRE((*f)->close());
   }
 }
+
+// A crashed file moved aside (mv run.h5 run_crashed.h5) and the job run
+// again: the create finds the crashed journal, whose commits are the moved
+// file's.  It refuses, and leaves the journal for h5recover of that file.
+TEST_CASE_FIXTURE(FileInDir, "a create refuses a crashed journal whose file is no longer under its name") {
+  crash_after_two_commits(path, opts, 7);
+  const auto journal_bytes = test::read_file(opts.journal_path);
+  SUBCASE("moved") { std::filesystem::rename(path, dir.path("moved.h5")); }
+  SUBCASE("deleted") { std::filesystem::remove(path); }
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE_FALSE(f);
+  CHECK(f.status().code() == Code::kForeign);
+  CHECK(f.status().message().find("holds the commits of a crashed session of a file named \"t.h5\" that is no "
+                                  "longer here") != std::string::npos);
+  CHECK(test::read_file(opts.journal_path) == journal_bytes);
+}
+
+TEST_CASE_FIXTURE(FileInDir, "a create over a crashed journal with no commit since its checkpoint goes ahead") {
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+  }  // dropped before its first commit: a crash
+  std::filesystem::remove(path);
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->close());
+}
