@@ -206,7 +206,7 @@ class JournaledFile : private RecoveredImage {
   Status drop_new_journal(bool existed, const Status& why);
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
-  Status refuse_if_file_gone(JournalReader& reader);
+  Status refuse_journal_of_file_gone();
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
@@ -422,6 +422,7 @@ class JournaledFile : private RecoveredImage {
   std::unique_ptr<ReadersFile> readers_;
   Snapshot snapshot_;
   Status write_denied_;  // base_ is open read-only: opening it for writing failed with this
+  bool file_made_ = false;  // this open created the file: any journal found is another file's (open.cc)
   std::optional<ReplayPlan> plan_;
 
   // The session.

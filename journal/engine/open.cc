@@ -98,6 +98,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   if (!base) return access == Access::kCreateExclusive ? name_the_writer(path, opts, base.status()) : base.status();
   std::unique_ptr<JournaledFile> f(new JournaledFile(std::move(*base), opts, read_only));
   f->write_denied_ = denied;
+  f->file_made_ = made.has_value();
   auto size = f->base_->size();
   Status s = size ? Status::ok() : size.status();
   if (s) f->image_.logical_size = f->image_.committed_size = *size;
@@ -175,7 +176,8 @@ Status JournaledFile::open_for_write(bool truncated) {
   auto readers = ReadersFile::open(*opts_.fs, opts_.journal_path);
   if (!readers) return drop_new_journal(existed, readers.status());
   readers_ = std::move(*readers);
-  Status s = write_denied_ ? Status::ok() : take_over_protected_file();
+  Status s = existed && file_made_ ? refuse_journal_of_file_gone() : Status::ok();
+  if (s && !write_denied_) s = take_over_protected_file();
   // A file being truncated, and its journal, are emptied only once we own
   // the locks: until then either may belong to a live writer.
   if (s && opts_.lock_base) s = opts_.lock_base(*base_);
@@ -288,7 +290,6 @@ Status JournaledFile::truncate_for_create() {
   image_.logical_size = image_.committed_size = 0;
   if (auto reader = JournalReader::open(*journal_)) {
     Status ours = check_journal_belongs(*base_, (*reader)->header(), opts_.journal_path, target_name());
-    if (ours) ours = refuse_if_file_gone(**reader);
     if (!ours)
       return Status(ours.code(), base_->path() + " not created: " + ours.message() +
                                      ", whose commits the create would destroy; recover that file with h5recover, "
@@ -301,27 +302,29 @@ Status JournaledFile::truncate_for_create() {
   return truncate_unless_empty(*journal_);
 }
 
-// A crashed session's journal whose file is no longer under this name: the
-// file is empty (made by this create, or emptied) and carries no binding.
-// It was moved or renamed after the crash (mv run.h5 run_crashed.h5, then
-// the job run again), or deleted; the journal's commits are the moved
-// file's, and only h5recover of it can tell.  A journal holding no COMMIT
-// since its last checkpoint holds nothing that file lacks.
-Status JournaledFile::refuse_if_file_gone(JournalReader& reader) {
-  auto size = base_->size();
-  if (!size) return size.status();
-  auto binding = read_binding(*base_);
-  if (!binding) return binding.status();
-  if (*size != 0 || binding->has_value()) return Status::ok();
+// A crashed session's journal found by a create that made its file: the
+// journal's file is no longer under this name.  It was moved or renamed
+// after the crash (mv run.h5 run_crashed.h5, then the job run again), or
+// deleted.  Its commits are the moved file's: a truncating create would
+// destroy them, and any other would replay them into a new, empty file
+// (H5F_ACC_EXCL, h5py's mode "a") that is not theirs.  A journal holding
+// no COMMIT since its last checkpoint holds nothing that file lacks; one
+// written for a file of another name is refused as foreign further on.
+Status JournaledFile::refuse_journal_of_file_gone() {
+  auto reader = JournalReader::open(*journal_);
+  if (!reader) return Status::ok();  // no header: never committed
+  if ((*reader)->header().target_name != target_name()) return Status::ok();
   for (;;) {
-    auto record = reader.next();
+    auto record = (*reader)->next();
     if (!record) return record.status();
     if (!record->has_value()) return Status::ok();
     if ((*record)->header.type == RecordType::kCommit) break;
   }
-  return Status(Code::kForeign, "journal " + opts_.journal_path + " holds the commits of a crashed session of a file " +
-                                    "named \"" + reader.header().target_name + "\" that is no longer here (moved, " +
-                                    "renamed or deleted since the crash)");
+  return Status(Code::kForeign,
+                base_->path() + " not created: journal " + opts_.journal_path +
+                    " holds the commits of a crashed session of a file named \"" + (*reader)->header().target_name +
+                    "\" that is no longer here (moved, renamed or deleted since the crash): recover the moved file with "
+                    "h5recover first, or, if it was deleted, remove the journal");
 }
 
 Status JournaledFile::start_writing() {

@@ -371,18 +371,23 @@ TEST_CASE_FIXTURE(FileInDir, "a durable journal is refused on storage a reboot e
 
 // A crashed file moved aside (mv run.h5 run_crashed.h5) and the job run
 // again: the create finds the crashed journal, whose commits are the moved
-// file's.  It refuses, and leaves the journal for h5recover of that file.
+// file's.  Truncating, it would destroy them; exclusive (h5py's mode "a"),
+// it would replay them into its new file.  It refuses, makes no file, and
+// leaves the journal for h5recover of the moved one.
 TEST_CASE_FIXTURE(FileInDir, "a create refuses a crashed journal whose file is no longer under its name") {
   crash_after_two_commits(path, opts, 7);
   const auto journal_bytes = test::read_file(opts.journal_path);
   SUBCASE("moved") { std::filesystem::rename(path, dir.path("moved.h5")); }
   SUBCASE("deleted") { std::filesystem::remove(path); }
-  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-  REQUIRE_FALSE(f);
-  CHECK(f.status().code() == Code::kForeign);
-  CHECK(f.status().message().find("holds the commits of a crashed session of a file named \"t.h5\" that is no "
-                                  "longer here") != std::string::npos);
-  CHECK(test::read_file(opts.journal_path) == journal_bytes);
+  for (Access access : {Access::kCreate, Access::kCreateTruncate, Access::kCreateExclusive}) {
+    auto f = JournaledFile::open(path, access, opts);
+    REQUIRE_FALSE(f);
+    CHECK(f.status().code() == Code::kForeign);
+    CHECK(f.status().message().find("holds the commits of a crashed session of a file named \"t.h5\" that is no "
+                                    "longer here") != std::string::npos);
+    CHECK_FALSE(posix_filesystem().exists(path));
+    CHECK(test::read_file(opts.journal_path) == journal_bytes);
+  }
 }
 
 TEST_CASE_FIXTURE(FileInDir, "a create over a crashed journal with no commit since its checkpoint goes ahead") {
