@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 
 #include "binding.h"
@@ -61,20 +62,26 @@ Result<std::vector<std::string>> files_under(const std::string& dir,
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status(Code::kInvalid, "--recursive: " + dir + " is not a directory");
   std::vector<std::string> found;
+  std::vector<fs::path> orphans;  // journals whose file is not beside them
+  std::set<fs::path> claimed;     // journals a file found leads to (its binding: a file moved aside)
   auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     std::string path = it->path().string(), name = it->path().filename().string();
     if (is_journal_name(name)) {
-      // A journal whose file is gone: report the file as missing.
       std::string base = path.substr(0, path.size() - 4);
-      if (ends_with(name, ".jnl") && !is_journal_in_directory(name) && !fs::exists(base, ec)) found.push_back(base);
+      if (ends_with(name, ".jnl") && !is_journal_in_directory(name) && !fs::exists(base, ec)) orphans.push_back(path);
       continue;
     }
-    if (fs::exists(journal_of(path), ec) || looks_journaled_or_hdf5(path))
-      found.push_back(path);
+    std::string journal = journal_of(path);
+    if (fs::exists(journal, ec)) claimed.insert(fs::weakly_canonical(journal, ec));
+    if (fs::exists(journal, ec) || looks_journaled_or_hdf5(path)) found.push_back(path);
   }
   if (ec) return Status::from_errno(ec.value(), "walk " + dir);
+  // A journal whose file is gone, and that no file found leads to: report
+  // the file as missing.
+  for (const fs::path& journal : orphans)
+    if (!claimed.contains(fs::weakly_canonical(journal, ec))) found.push_back(journal.string().substr(0, journal.string().size() - 4));
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
   return found;

@@ -253,15 +253,17 @@ expect 0 "recovered orig.h5" no -- orig.h5
 # A crashed file moved aside, and the job run again under its name: the
 # create is refused, leaves no file, and keeps the journal, through which
 # h5recover of the moved file (found by its binding) brings back every
-# acknowledged step.
-crashed mv.h5
-mv mv.h5 mv-crashed.h5
-"$sim" write mv.h5 --steps 3 --elems 64 > mv-rerun.out 2>&1 && fail "moved: the rerun's create was not refused"
+# acknowledged step.  --recursive counts the journal as the moved file's,
+# not as a file gone.
+mkdir -p moved
+crashed moved/mv.h5
+mv moved/mv.h5 moved/mv-crashed.h5
+"$sim" write moved/mv.h5 --steps 3 --elems 64 > mv-rerun.out 2>&1 && fail "moved: the rerun's create was not refused"
 grep -q 'journal .*mv.h5.jnl holds the commits of a crashed session of a file named "mv.h5" that is no longer here' \
   mv-rerun.out || fail "moved: the refused rerun does not say why: $(grep -m1 -o 'not created.*' mv-rerun.out)"
-[[ ! -e mv.h5 ]] || fail "moved: the refused rerun left mv.h5 behind"
-expect 0 "recovered mv-crashed.h5" no -- mv-crashed.h5
-"$sim" verify mv-crashed.h5 --elems 512 --driver sec2 --min-step "$(last_acked mv.h5)" > /dev/null ||
+[[ ! -e moved/mv.h5 ]] || fail "moved: the refused rerun left mv.h5 behind"
+expect 0 "1 file(s): 1 recovered" no -- -r moved
+"$sim" verify moved/mv-crashed.h5 --elems 512 --driver sec2 --min-step "$(last_acked moved/mv.h5)" > /dev/null ||
   fail "moved: mv-crashed.h5 lost acknowledged steps to the rerun"
 
 # An ensemble whose runs each write out.h5 in a directory of their own,
