@@ -105,7 +105,7 @@ Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& pa
   if (s)
     s = read_only                           ? f->open_for_read()
         : opts.role == Role::kMpiFollower ? f->open_as_follower()
-                                          : f->open_for_write(truncates(access));
+                                          : f->open_for_write(truncates(access) || made.has_value());
   if (s) return f;
   if (made) remove_made_file(*opts.fs, *f->base_, *made, s);
   return s;
@@ -308,7 +308,8 @@ Status JournaledFile::truncate_for_create() {
 // deleted.  Its commits are the moved file's: a truncating create would
 // destroy them, and any other would replay them into a new, empty file
 // (H5F_ACC_EXCL, h5py's mode "a") that is not theirs.  A journal holding
-// no COMMIT since its last checkpoint holds nothing that file lacks; one
+// no COMMIT since its last checkpoint holds nothing that file lacks: any
+// create that made its file starts it over, as a truncating one does.  One
 // written for a file of another name is refused as foreign further on.
 Status JournaledFile::refuse_journal_of_file_gone() {
   auto reader = JournalReader::open(*journal_);

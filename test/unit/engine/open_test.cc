@@ -391,13 +391,18 @@ TEST_CASE_FIXTURE(FileInDir, "a create refuses a crashed journal whose file is n
 }
 
 TEST_CASE_FIXTURE(FileInDir, "a create over a crashed journal with no commit since its checkpoint goes ahead") {
-  {
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  for (Access access : {Access::kCreate, Access::kCreateTruncate, Access::kCreateExclusive}) {
+    {
+      auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+      REQUIRE(f);
+      REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+    }  // dropped before its first commit: a crash
+    REQUIRE(posix_filesystem().exists(opts.journal_path));
+    std::filesystem::remove(path);
+    auto f = JournaledFile::open(path, access, opts);
     REQUIRE(f);
-    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
-  }  // dropped before its first commit: a crash
-  std::filesystem::remove(path);
-  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-  REQUIRE(f);
-  REQUIRE((*f)->close());
+    REQUIRE((*f)->close());
+    CHECK_FALSE(posix_filesystem().exists(opts.journal_path));
+    std::filesystem::remove(path);
+  }
 }
