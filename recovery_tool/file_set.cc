@@ -80,8 +80,11 @@ Result<std::vector<std::string>> files_under(const std::string& dir,
   if (ec) return Status::from_errno(ec.value(), "walk " + dir);
   // A journal whose file is gone, and that no file found leads to: report
   // the file as missing.
-  for (const fs::path& journal : orphans)
-    if (!claimed.contains(fs::weakly_canonical(journal, ec))) found.push_back(journal.string().substr(0, journal.string().size() - 4));
+  for (const fs::path& journal : orphans) {
+    if (claimed.contains(fs::weakly_canonical(journal, ec))) continue;
+    const std::string& name = journal.string();
+    found.push_back(name.substr(0, name.size() - 4));
+  }
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
   return found;
