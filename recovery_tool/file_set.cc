@@ -74,8 +74,9 @@ Result<std::vector<std::string>> files_under(const std::string& dir,
       continue;
     }
     std::string journal = journal_of(path);
-    if (fs::exists(journal, ec)) claimed.insert(fs::weakly_canonical(journal, ec));
-    if (fs::exists(journal, ec) || looks_journaled_or_hdf5(path)) found.push_back(path);
+    bool journaled = fs::exists(journal, ec);
+    if (journaled) claimed.insert(fs::weakly_canonical(journal, ec));
+    if (journaled || looks_journaled_or_hdf5(path)) found.push_back(path);
   }
   if (ec) return Status::from_errno(ec.value(), "walk " + dir);
   // A journal whose file is gone, and that no file found leads to: report

@@ -130,9 +130,11 @@ std::string recorded_journal(const std::string& file, const std::string& fallbac
 // must neither replay that journal into itself, which retires it, nor
 // discard it (binding.h, check_binding_made_here).
 Status check_binding_of_found_journal(const std::string& file, const std::string& journal, const RecoverOptions& o) {
-  if (!o.journal.empty() || journal != recorded_journal(file, "")) return Status::ok();
+  if (!o.journal.empty()) return Status::ok();
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return base.status();
+  auto binding = read_binding(**base);
+  if (!binding || !binding->has_value() || (*binding)->journal_path != journal) return Status::ok();
   return check_binding_made_here(posix_filesystem(), **base);
 }
 
@@ -272,9 +274,9 @@ Outcome discard(const std::string& file, const std::string& journal) {
   auto base = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
   if (!base) return fail(kExitIoError, base.status().message());
   if (Status s = (*base)->restore_write_permission(); !s) return fail(kExitIoError, s.message());
-  for (const char* name : kRecoveryXattrs)
-    if (Status s = (*base)->remove_xattr(name); !s) return fail(kExitIoError, s.message());
-  if (Status s = remove_binding(**base); !s) return fail(kExitIoError, s.message());
+  Status marks = remove_binding(**base);
+  if (marks) marks = (*base)->remove_xattr(kApplyingXattr);
+  if (!marks) return fail(kExitIoError, marks.message());
   if (Status s = (*base)->sync_all(); !s) return fail(kExitIoError, s.message());
   // In order: a journal whose data log is gone could not be replayed.
   Status s = posix_filesystem().remove(journal);

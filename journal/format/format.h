@@ -73,7 +73,8 @@ inline constexpr size_t kMaxBoundFileName = 1024;  // a longer name is not recor
 // generation's fingerprint.
 inline constexpr char kApplyingXattr[] = "user.h5journal.applying";
 // The attributes recovery reads besides the file's bytes: a copy made for
-// recovery carries them, and discarding a journal removes them.
+// recovery carries them, and discarding a journal removes them (with the
+// name recorded beside the binding, kBoundFileXattr).
 inline constexpr const char* kRecoveryXattrs[] = {kBindingXattr, kApplyingXattr};
 // The write permission bits a writer took from the file (octal text, such
 // as "220"), set before they are cleared and removed after they are given
