@@ -263,6 +263,7 @@ Status JournaledFile::start_generation(uint64_t generation, uint64_t first_txn, 
   bool reused = report_.journal_found;
   auto w = JournalWriter::start(*journal_, h, opts_.ring, reused && opts_.ring.durable);
   if (!w) return w.status();
+  if (commits_synced_in_background()) (*w)->stop_zeros_ahead();  // a sync covers many commits (JournalWriter::reserve)
   txn_ = std::make_unique<Transaction>(std::move(*w), session_note(), sharing_.publishes_records());
   if (!sharing_.keeps_data_log(opts_.raw_mode)) return Status::ok();
   return data_logs_.start(h, /*fresh=*/!reused, opts_.ring);

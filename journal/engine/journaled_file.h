@@ -239,6 +239,8 @@ class JournaledFile : private RecoveredImage {
   // only costs its bytes twice: every write in new space goes in place.
   uint64_t inplace_min() const { return commits_wait_for_disk() ? opts_.inplace_min_bytes : 0; }
   bool commits_wait_for_disk() const { return opts_.ring.durable && opts_.durable_within.count() == 0; }
+  // durable_within: a thread makes the commits durable (background_sync.h).
+  bool commits_synced_in_background() const { return opts_.ring.durable && opts_.durable_within.count() > 0; }
   // write() with the in-place threshold given: the part below the protected
   // end journaled, the rest in place unless shorter than inplace_min.
   Status write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min);

@@ -80,8 +80,9 @@ class JournalWriter {
   bool fits_in_durable_space(uint64_t more) const {
     return opts_.durable && allocated_end_ == durable_end_ && tell() + more <= durable_end_;
   }
-  // For the journal's last commit, a close's: no zeros ahead from here on,
-  // since no later commit could use them (see reserve()).
+  // No zeros ahead from here on (see reserve()): for the journal's last
+  // commit, a close's, since no later commit could use them; and for a
+  // journal no commit syncs itself (durable_within).
   void stop_zeros_ahead() { preallocate_ = false; }
   // Starts the next generation: waits for all writes, writes the new header
   // to the other slot and syncs it.  No transaction may be open.
@@ -158,7 +159,7 @@ class JournalWriter {
   uint64_t begin_lsn_ = 0;
   uint64_t allocated_end_ = 0;  // the journal file is written up to here
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
-  bool preallocate_ = true;     // false after a full disk, and for a close's commit
+  bool preallocate_ = true;     // false after a full disk, and after stop_zeros_ahead()
   uint64_t zeros_ahead_;        // how far past the records the next zeros reach (reserve())
 };
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -92,6 +93,24 @@ TEST_CASE("durable_within: the first commit is durable; later ones are only writ
   CHECK(s.f->stats().durable_commits == 3);
   // Each COMMIT names the last transaction made durable before it was written.
   CHECK(s.commits() == std::vector<std::pair<uint64_t, uint64_t>>{{1, 1}, {2, 1}, {3, 1}, {4, 3}});
+}
+
+// A journal no commit syncs itself grows record by record: zeros written
+// ahead (JournalWriter::reserve) would cost the writer a 256 KiB write
+// every so often, and save only the metadata of a sync that covers many
+// commits anyway.  durable=true writes them, so this fails if the writer
+// ignores the mode.
+TEST_CASE("durable_within: the journal gets no zeros ahead of its records") {
+  for (bool within : {true, false}) {
+    CAPTURE(within);
+    DurableWithinSeries s(within ? std::chrono::milliseconds(100) : std::chrono::milliseconds(0));
+    s.create();
+    for (int i = 0; i < 8; ++i) s.commit_step(i);
+    const uint64_t journal_size = std::filesystem::file_size(s.opts.journal_path);
+    CHECK((journal_size < (64u << 10)) == within);  // 8 commits' records: 4 KiB each
+    CHECK((s.syncs.bytes_written["journal"] < (64u << 10)) == within);
+    REQUIRE(s.f->close());
+  }
 }
 
 // The background's syncs measure the disk's rate by their time
