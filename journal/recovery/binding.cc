@@ -80,6 +80,16 @@ Status check_binding_not_missing(File& base, const std::string& journal) {
                                     (recorded.empty() ? journal : recorded) + " is missing; committed changes may be lost");
 }
 
+namespace {
+
+// Whether `journal`'s header names the binding `uuid`.
+bool carries_uuid(File& journal, const std::array<uint8_t, 16>& uuid) {
+  auto reader = JournalReader::open(journal);
+  return reader && (*reader)->header().uuid == uuid;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal) {
   using None = std::unique_ptr<File>;
   auto binding = read_binding(base);
@@ -95,9 +105,16 @@ Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base
   }
   auto file = fs.open(recorded, OpenMode::kReadOnly, IoEngine::kSync);
   if (!file) return file.status();
-  auto reader = JournalReader::open(**file);
-  if (!reader || (*reader)->header().uuid != (*binding)->uuid) return None();
-  H5J_RETURN_IF_ERROR(check_binding_made_here(fs, base));
+  if (!carries_uuid(**file, (*binding)->uuid)) return None();
+  Status copied = check_binding_made_here(fs, base);
+  // A copy taken with its journal (cp -a run.h5 run.h5.jnl backup/) has
+  // the commits beside it, as the original has its own: that journal is
+  // the copy's, whatever the binding's path says.
+  if (copied.code() == Code::kForeign && fs.exists(journal)) {
+    auto ours = fs.open(journal, OpenMode::kReadOnly, IoEngine::kSync);
+    if (ours && carries_uuid(**ours, (*binding)->uuid)) return None();
+  }
+  H5J_RETURN_IF_ERROR(copied);
   return std::move(*file);
 }
 

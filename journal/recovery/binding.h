@@ -48,8 +48,10 @@ Status check_binding_not_missing(File& base, const std::string& journal);
 // was until a crash, written through h5journal under another name (a
 // symbolic or hard link, another journal_path).  A journal of another file
 // made since at the recorded path is not it, nor is one no longer there
-// (the file and its journal were moved together).  Returned open for
-// reading; null: none.
+// (the file and its journal were moved together), nor, for a copy
+// (check_binding_made_here), when `journal` carries the binding's UUID
+// too: the copy was taken with its journal.  Returned open for reading;
+// null: none.
 Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base, const std::string& journal);
 // kForeign unless the journal at `journal_path`, whose header is `h`,
 // belongs to `base`: the binding's UUID and a generation no older than

@@ -245,6 +245,17 @@ HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" verify copies/orig.h5 --driv
   > copy-open.out 2>&1 && fail "cp -a: the copy opened through the driver"
 grep -q "copied with its extended attributes" copy-open.out ||
   fail "cp -a: the open of the copy does not say why: $(grep -m1 -o 'H5FD_journal_open.*' copy-open.out)"
+# A copy taken with its journal (cp -a orig.h5 orig.h5.jnl pair/) is a
+# crashed file of its own: read through the driver, and recovered, from the
+# journal beside it, leaving the original's alone.
+mkdir -p pair
+cp -a orig.h5 orig.h5.jnl pair/
+HDF5_PLUGIN_PATH=$plugin HDF5_DRIVER=journal "$sim" verify pair/orig.h5 --driver default --elems 512 \
+  --min-step "$(last_acked orig.h5)" > pair-open.out 2>&1 ||
+  fail "cp -a with its journal: the copy did not open through the driver: $(grep -m1 -o 'H5FD_journal_open.*' pair-open.out)"
+expect 0 "recovered pair/orig.h5" yes -- pair/orig.h5
+"$sim" verify pair/orig.h5 --elems 512 --driver sec2 --min-step "$(last_acked orig.h5)" > /dev/null ||
+  fail "cp -a with its journal: the recovered copy lacks acknowledged steps"
 WATCH=""
 expect 0 "recovered orig.h5" no -- orig.h5
 "$sim" verify orig.h5 --elems 512 --driver sec2 --min-step "$(last_acked orig.h5)" > /dev/null ||
