@@ -1,6 +1,7 @@
 #include "file_lock.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace h5j {
 namespace {
@@ -43,16 +45,58 @@ int ofd_lock(int fd, LockMode mode) {
 struct Holders {
   int shared = 0;
   bool exclusive = false;
+  std::vector<int> fds;  // the descriptors whose open file descriptions hold it
 };
 struct ProcessLocks {
   std::mutex mutex;
   std::map<FileId, Holders> held;
 };
+
+void lock_table_before_fork() noexcept;
+void unlock_table_in_parent() noexcept;
+void keep_locks_from_child() noexcept;
+
 // Never destroyed: HDF5 closes the files a program left open from its own
 // exit handler, after this library's static destructors may have run.
 ProcessLocks& process_locks() {
-  static ProcessLocks* locks = new ProcessLocks;
+  static ProcessLocks* locks = [] {
+    auto* table = new ProcessLocks;
+    ::pthread_atfork(lock_table_before_fork, unlock_table_in_parent, keep_locks_from_child);
+    return table;
+  }();
   return *locks;
+}
+
+void lock_table_before_fork() noexcept { process_locks().mutex.lock(); }
+void unlock_table_in_parent() noexcept { process_locks().mutex.unlock(); }
+
+// A child that fork() made shares its parent's open file descriptions, and
+// with them their locks.  A worker forked by a writer (Python's
+// multiprocessing, say) would hold the writer's locks on after a crash of
+// the writer, and h5recover, or the job run again, be refused while it
+// lived, naming the writer, which is gone.  So the child gives each locked
+// descriptor a description of its own for the same file, reopened read-only
+// through /proc/self/fd (it may only read through its parent's handles,
+// driver_file.h), or closes it where it cannot.  The locks then stay the
+// parent's alone, and end with it.  Only async-signal-safe calls: the child
+// of a threaded process may make no others.
+void keep_locks_from_child() noexcept {
+  ProcessLocks& locks = process_locks();
+  for (const auto& [id, holders] : locks.held) {
+    for (int fd : holders.fds) {
+      char path[32] = "/proc/self/fd/";
+      char digits[12];
+      int n = 0;
+      for (unsigned v = unsigned(fd); n == 0 || v > 0; v /= 10) digits[n++] = char('0' + v % 10);
+      size_t at = std::strlen(path);
+      while (n > 0) path[at++] = digits[--n];
+      path[at] = '\0';
+      int fresh = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fresh < 0 || ::dup3(fresh, fd, O_CLOEXEC) < 0) ::close(fd);
+      if (fresh >= 0) ::close(fresh);
+    }
+  }
+  locks.mutex.unlock();
 }
 
 }  // namespace
@@ -62,6 +106,7 @@ FileLock::FileLock(FileLock&& other) noexcept { *this = std::move(other); }
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   release_in_process();
   in_process_ = std::exchange(other.in_process_, std::nullopt);
+  fd_ = std::exchange(other.fd_, -1);
   exclusive_ = other.exclusive_;
   busy_in_process_ = other.busy_in_process_;
   return *this;
@@ -75,16 +120,16 @@ Status FileLock::try_lock(int fd, const std::string& path, LockMode mode) {
   // Another open file description holding a conflicting lock is refused by
   // the system, so a lock it grants never conflicts with the table.
   if (::flock(fd, (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
-    return lock_in_process(id, mode, path, Status::ok());
+    return lock_in_process(id, fd, mode, path, Status::ok());
   if (errno == EWOULDBLOCK) return busy(path);
   if (!unsupported(errno)) return Status::from_errno(errno, "lock " + path);
-  if (ofd_lock(fd, mode) == 0) return lock_in_process(id, mode, path, Status::ok());
+  if (ofd_lock(fd, mode) == 0) return lock_in_process(id, fd, mode, path, Status::ok());
   if (errno == EAGAIN || errno == EACCES) return busy(path);
   int err = errno;
   if (!unsupported(err)) return Status::from_errno(err, "lock " + path);
   Status why(Code::kUnsupported,
              "the file system of " + path + " supports neither flock nor fcntl locks (" + std::strerror(err) + ")", err);
-  return lock_in_process(id, mode, path, why);
+  return lock_in_process(id, fd, mode, path, why);
 }
 
 namespace {
@@ -127,7 +172,7 @@ bool FileLock::held_exclusively_in_process(int fd) {
   return it != locks.held.end() && it->second.exclusive;
 }
 
-Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& granted) {
+Status FileLock::lock_in_process(FileId id, int fd, LockMode mode, const std::string& path, const Status& granted) {
   release_in_process();
   ProcessLocks& locks = process_locks();
   std::lock_guard<std::mutex> guard(locks.mutex);
@@ -139,7 +184,9 @@ Status FileLock::lock_in_process(FileId id, LockMode mode, const std::string& pa
   }
   if (exclusive) h.exclusive = true;
   else ++h.shared;
+  h.fds.push_back(fd);
   in_process_ = id;
+  fd_ = fd;
   exclusive_ = exclusive;
   return granted;
 }
@@ -152,6 +199,7 @@ void FileLock::release_in_process() {
   if (it != locks.held.end()) {
     if (exclusive_) it->second.exclusive = false;
     else --it->second.shared;
+    std::erase(it->second.fds, fd_);
     if (!it->second.exclusive && it->second.shared == 0) locks.held.erase(it);
   }
   in_process_.reset();

@@ -18,6 +18,11 @@
 // Every lock held is entered in the process table too, so that this
 // process can ask what it holds without taking a lock (held_exclusively_in_process).
 //
+// A lock is this process's alone: a child fork() makes gets descriptions of
+// its own for the locked descriptors it inherits (file_lock.cc,
+// keep_locks_from_child), so that a forked worker that outlives a crashed
+// writer never keeps the writer's files locked.
+//
 // Invariant: a FileLock's table entry is released when the FileLock is
 // destroyed, whichever of the three ways held it.
 #pragma once
@@ -54,10 +59,11 @@ class FileLock {
  private:
   // Enters the lock in the process table; `granted` is what try_lock then
   // returns (ok when the system holds the lock too).
-  Status lock_in_process(FileId id, LockMode mode, const std::string& path, const Status& granted);
+  Status lock_in_process(FileId id, int fd, LockMode mode, const std::string& path, const Status& granted);
   void release_in_process();
 
   std::optional<FileId> in_process_;  // the table entry held, if any
+  int fd_ = -1;                       // ... through this descriptor
   bool exclusive_ = false;
   bool busy_in_process_ = false;
 };

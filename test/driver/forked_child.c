@@ -8,6 +8,9 @@
  *         flush  reads the 10 steps, writes an eleventh and calls H5Fflush,
  *                which must fail (HDF5's error stack goes to stderr), then
  *                H5Fclose and _exit;
+ *         linger a worker that outlives the parent (Python's multiprocessing
+ *                after a crash): sleeps 60 s, unwaited for; the parent says
+ *                "worker PID" first;
  *   forked_child check FILE        exits 0 if FILE holds the 20 steps. */
 #include <hdf5.h>
 #include <signal.h>
@@ -53,6 +56,10 @@ static int holds_steps(hid_t d, int steps) {
 
 static void child(const char *how, hid_t f, hid_t d) {
     if (strcmp(how, "exit") == 0) exit(0);
+    if (strcmp(how, "linger") == 0) {
+        sleep(60);
+        _exit(0);
+    }
     if (!holds_steps(d, 10)) _exit(3);
     printf("child read 10 steps\n");
     fflush(stdout);
@@ -83,7 +90,9 @@ int main(int argc, char **argv) {
             pid_t pid = fork();
             if (pid == 0) child(argv[2], f, d);
             int status = 0;
-            if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            if (strcmp(argv[2], "linger") == 0)
+                printf("worker %d\n", (int)pid);
+            else if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return fprintf(stderr, "FAIL: the child ended with status %d\n", status), 1;
         }
         if (!append_step(f, d, step)) return fprintf(stderr, "FAIL: step %d\n", step), 1;

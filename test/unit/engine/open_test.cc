@@ -209,6 +209,43 @@ TEST_CASE_TEMPLATE("handles on one file exclude each other in one process, whate
   CHECK(held(second_writer->try_lock(LockMode::kExclusive)));
 }
 
+// A worker fork() made while a writer held its locks (Python's
+// multiprocessing), which outlives the writer: the locks end with the
+// writer, and the worker still reads through the handles it inherited.
+TEST_CASE_TEMPLATE("a forked child keeps none of its parent's locks, and still reads", E, test::UringEngine,
+                   test::SyncEngine) {
+  TempDir dir;
+  std::string path = dir.path("k.h5");
+  auto writer = posix_filesystem().open(path, OpenMode::kCreate, E::value);
+  REQUIRE(writer);
+  const std::vector<std::byte> bytes(100, std::byte{7});
+  REQUIRE((*writer)->write_at(0, bytes));
+  REQUIRE((*writer)->try_lock(LockMode::kExclusive));
+  int ready[2], done[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(done) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // the worker: reads through the inherited handle, then lives on until told
+    std::vector<std::byte> read(bytes.size());
+    auto got = (*writer)->read_at(0, read);
+    char c = got && *got == bytes.size() && read == bytes ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(done[0], &c, 1);
+    ::_exit(0);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  CHECK(c == 'y');
+  writer->reset();  // the writer is gone; the worker is not
+  auto next = posix_filesystem().open(path, OpenMode::kReadWrite, IoEngine::kSync);
+  REQUIRE(next);
+  CHECK((*next)->try_lock(LockMode::kExclusive));
+  (void)!::write(done[1], &c, 1);
+  ::waitpid(child, nullptr, 0);
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+}
+
 namespace {
 // Counts ftruncate calls.
 struct TruncatesSeen : Syscalls {
