@@ -534,10 +534,19 @@ Status JournaledFile::retire_journal() {
   return txn_->records().retire(*next);
 }
 
+// Only by names that still lead to this writer's journal.  Moved away with
+// its directory while the file was open (mv run/ run.old/, and the job
+// started again in a new run/), the journal's name may be another writer's
+// journal by now, whose commits a removal by name would take.  This one is
+// then left where it went, beside its file, holding only what the close
+// has put in the file (retired, when the close could retire it), and so
+// are its readers file and data logs.
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   txn_.reset();
   journal_.reset();
   data_logs_.close();
+  auto named = opts_.fs->id(opts_.journal_path);
+  if (journal_id_ && named && *named != *journal_id_) return unmark_applying();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (sync_journal) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
   // The applying marker goes last: while the journal may still be found

@@ -398,6 +398,9 @@ class JournaledFile : private RecoveredImage {
   // The files.
   std::unique_ptr<WriteAheadFile> base_;  // refers to image_ and unwritten_
   std::unique_ptr<File> journal_;
+  // The journal this writer opened, as the file system names files: its
+  // name may lead elsewhere by the close (remove_journal_files).
+  std::optional<FileId> journal_id_;
   std::unique_ptr<Transaction> txn_;  // serial and rank 0, while writing: this generation's records
   JournalOptions opts_;
   bool read_only_;

@@ -155,6 +155,7 @@ Status JournaledFile::open_for_write(bool truncated) {
                                       "does (" + journal.status().message() + ")", journal.status().sys_errno());
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
+  if (auto id = opts_.fs->id(opts_.journal_path)) journal_id_ = *id;
   if (Status s = lock_journal(); !s) {
     if (s.code() != Code::kBusy) return drop_new_journal(existed, s);
     // A writer in another process: refused now, so that HDF5 never takes

@@ -119,7 +119,9 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
     if (!found) return found.status();
     header = *found;
   }
-  std::unique_ptr<ReadersFile> readers(new ReadersFile(fs, (*file)->path(), header.epoch));
+  auto id = fs.id((*file)->path());
+  std::unique_ptr<ReadersFile> readers(
+      new ReadersFile(fs, (*file)->path(), header.epoch, id ? std::optional<FileId>(*id) : std::nullopt));
   // Closed by a writer that crashed before unlinking it: open again, on an
   // epoch no snapshot of it was loaded under.  Any header is written again,
   // naming this writer.
@@ -131,9 +133,17 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
 
 // A probe on a descriptor of its own, closed at once: a lock it takes goes
 // with it.  The generation's byte is asked about without a lock.
+Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
+  auto file = fs_.open(path_, mode, IoEngine::kSync);
+  if (!file) return file.status();
+  auto id = fs_.id(path_);
+  if (id_ && id && *id != *id_) return std::unique_ptr<File>();
+  return file;
+}
+
 bool ReadersFile::readers_present() {
-  auto probe = fs_.open(path_, OpenMode::kReadWrite, IoEngine::kSync);
-  if (!probe) return false;
+  auto probe = reopen(OpenMode::kReadWrite);
+  if (!probe || !*probe) return false;
   auto of_this_generation = (*probe)->byte_locked(generation_lock_byte(epoch_));
   if (of_this_generation) return *of_this_generation;
   return (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
@@ -191,8 +201,9 @@ Status ReadersFile::hold_off_until(WallClock::time_point until) {
 }
 
 Result<uint64_t> ReadersFile::read_late_mark() {
-  auto file = fs_.open(path_, OpenMode::kReadOnly, IoEngine::kSync);
+  auto file = reopen(OpenMode::kReadOnly);
   if (!file) return file.status();
+  if (!*file) return uint64_t(0);  // no reader of this writer's can register
   auto header = read_header(**file);
   if (!header) return header.status();
   return header->late_mark;
@@ -221,9 +232,9 @@ Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t un
   put_field<readers_file::kUntil>(bytes.data(), until_ns);
   put_field<readers_file::kWriterPid>(bytes.data(), uint32_t(getpid()));
   put_field<readers_file::kWriterHost>(bytes.data(), this_host());
-  auto file = fs_.open(path_, OpenMode::kReadWrite, IoEngine::kSync);
+  auto file = reopen(OpenMode::kReadWrite);
   if (!file) return file.status();
-  H5J_RETURN_IF_ERROR((*file)->write_at(0, bytes));
+  if (*file) H5J_RETURN_IF_ERROR((**file).write_at(0, bytes));
   epoch_ = epoch;
   state_ = state;
   until_ns_ = until_ns;

@@ -173,7 +173,13 @@ class ReadersFile {
     std::chrono::steady_clock::time_point end;
     uint64_t late_mark;  // as read when the window opened
   };
-  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch) : fs_(fs), path_(std::move(path)), epoch_(epoch) {}
+  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, std::optional<FileId> id)
+      : fs_(fs), path_(std::move(path)), epoch_(epoch), id_(id) {}
+  // The readers file by its name, for a probe or a header, or null where the
+  // name leads to another file by now: moved away with its directory while
+  // the writer works (mv run/ run.old/), it may be another writer's, which
+  // this one must leave alone, and through which no reader finds this one.
+  Result<std::unique_ptr<File>> reopen(OpenMode mode);
   Status hold_off_until(WallClock::time_point until);
   Result<uint64_t> read_late_mark();
   Status write_header(uint64_t epoch, ReadersState state, uint64_t until_ns);
@@ -181,6 +187,7 @@ class ReadersFile {
   FileSystem& fs_;
   std::string path_;
   uint64_t epoch_;
+  std::optional<FileId> id_;  // the file made or found at open
   ReadersState state_ = ReadersState::kWelcome;
   uint64_t until_ns_ = 0;
   std::optional<Window> window_;  // while a checkpoint is put off

@@ -214,3 +214,28 @@ TEST_CASE("a close after the working directory changed leaves no journal that wo
   REQUIRE(again);
   CHECK(read_all(**again) == content);
 }
+
+// A job's directory moved aside while the job runs (mv run/ run.old/), and
+// the job started again in a new run/: the names the first job opened now
+// lead to the second's journal and readers file, which its close must
+// leave alone.  Its own stay beside its file, which is whole.
+TEST_CASE("a close leaves alone the journal that took its journal's name since the open") {
+  TempDir top;
+  const std::string run = top.path("run"), old = top.path("run.old");
+  std::filesystem::create_directory(run);
+  JournalOptions opts = options(run + "/t.h5.jnl", IoEngine::kSync, 64 << 20);
+  const std::vector<std::byte> content = hdf5_like_file();
+  auto f = JournaledFile::open(run + "/t.h5", Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, content, 0));
+  REQUIRE((*f)->commit());
+  std::filesystem::rename(run, old);
+  std::filesystem::create_directory(run);
+  const std::vector<std::byte> theirs(5000, std::byte{0x42});
+  test::write_file(run + "/t.h5.jnl", theirs);
+  test::write_file(run + "/t.h5.jnl.readers", theirs);
+  REQUIRE((*f)->close());
+  CHECK(test::read_file(run + "/t.h5.jnl") == theirs);
+  CHECK(test::read_file(run + "/t.h5.jnl.readers") == theirs);
+  CHECK(test::read_file(old + "/t.h5") == content);
+}
