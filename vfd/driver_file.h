@@ -78,11 +78,14 @@ inline herr_t push_error(const char* func, hid_t minor, const std::string& messa
 // An error with the errno the system gave, written as sec2 writes it
 // ("errno = 2, error message = '...'"): h5py raises FileNotFoundError,
 // BlockingIOError and the like by it.
-inline herr_t push_error(const char* func, hid_t minor, const Status& s, const std::string& context = "") {
+inline std::string error_text(const Status& s, const std::string& context = "") {
   std::string message = context + s.message();
   if (s.sys_errno() != 0)
     message += ", errno = " + std::to_string(s.sys_errno()) + ", error message = '" + std::strerror(s.sys_errno()) + "'";
-  return push_error(func, minor, message);
+  return message;
+}
+inline herr_t push_error(const char* func, hid_t minor, const Status& s, const std::string& context = "") {
+  return push_error(func, minor, error_text(s, context));
 }
 
 // Runs a callback body; an exception (std::bad_alloc from a growing map, say)

@@ -180,6 +180,34 @@ hid_t register_driver_with(FileSystem& fs) {
 
 // --- public C API and plugin entry points ---------------------------------------
 
+namespace h5j {
+namespace {
+
+// h5journal.h's functions are called as HDF5's are, and report as they do.
+// HDF5 clears the error stack as one of its API functions begins, and on
+// failure prints the stack through the automatic handler (H5Eset_auto2,
+// HDF5's H5Eprint2 unless the program changed it or turned it off, as
+// h5py does).  Errors that an HDF5 call inside printed already are not
+// printed again: only what these functions push themselves.
+struct ApiCall {
+  ApiCall() { H5Eclear2(H5E_DEFAULT); }
+};
+
+herr_t api_error(const char* func, hid_t minor, const std::string& message) {
+  push_error(func, minor, message);
+  H5E_auto2_t print = nullptr;
+  void* data = nullptr;
+  if (H5Eget_auto2(H5E_DEFAULT, &print, &data) >= 0 && print != nullptr) print(H5E_DEFAULT, data);
+  return -1;
+}
+
+herr_t api_error(const char* func, hid_t minor, const Status& s) {
+  return api_error(func, minor, error_text(s));
+}
+
+}  // namespace
+}  // namespace h5j
+
 extern "C" {
 
 hid_t H5FD_journal_init(void) {
@@ -188,26 +216,31 @@ hid_t H5FD_journal_init(void) {
 }
 
 herr_t H5Pget_fapl_journal_defaults(H5FD_journal_fapl_t* config) {
-  if (config == nullptr) return h5j::push_error("H5Pget_fapl_journal_defaults", H5E_BADVALUE, "config is NULL");
+  h5j::ApiCall call;
+  if (config == nullptr) return h5j::api_error("H5Pget_fapl_journal_defaults", H5E_BADVALUE, "config is NULL");
   *config = h5j::default_config();
   return 0;
 }
 
 herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t* config) {
+  h5j::ApiCall call;
   H5FD_journal_fapl_t c = config != nullptr ? *config : h5j::default_config();
   if (h5j::Status s = h5j::validate_config(c); !s)
-    return h5j::push_error("H5Pset_fapl_journal", H5E_BADVALUE, s);
+    return h5j::api_error("H5Pset_fapl_journal", H5E_BADVALUE, s);
   hid_t id = H5FD_journal_init();
-  if (id < 0) return h5j::push_error("H5Pset_fapl_journal", H5E_CANTREGISTER, "unable to register the driver");
+  if (id < 0) return -1;  // HDF5 printed why
   return H5Pset_driver(fapl_id, id, &c);
 }
 
 herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
-  if (config == nullptr) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, "config is NULL");
-  if (H5Pget_driver(fapl_id) != H5FD_journal_init())
-    return h5j::push_error("H5Pget_fapl_journal", H5E_BADTYPE, "the file access property list does not use the journal driver");
+  h5j::ApiCall call;
+  if (config == nullptr) return h5j::api_error("H5Pget_fapl_journal", H5E_BADVALUE, "config is NULL");
+  hid_t driver = H5Pget_driver(fapl_id);
+  if (driver < 0) return -1;  // HDF5 printed why
+  if (driver != H5FD_journal_init())
+    return h5j::api_error("H5Pget_fapl_journal", H5E_BADTYPE, "the file access property list does not use the journal driver");
   auto c = h5j::config_from_fapl(fapl_id);
-  if (!c) return h5j::push_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status());
+  if (!c) return h5j::api_error("H5Pget_fapl_journal", H5E_BADVALUE, c.status());
   *config = c->values;
   return 0;
 }
@@ -226,8 +259,8 @@ bool ask_driver(const char* func, hid_t file_id, DriverRequest& request) {
       H5Pinsert2(fapl, kDriverRequest, sizeof pointer, &pointer, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (status >= 0) status = H5Fget_vfd_handle(file_id, fapl, &handle);
   H5Pclose(fapl);
-  if (status < 0) return false;
-  if (!request.answered) push_error(func, H5E_BADTYPE, "the file is not open through the journal driver");
+  if (status < 0) return false;  // HDF5 printed why
+  if (!request.answered) api_error(func, H5E_BADTYPE, "the file is not open through the journal driver");
   return request.answered;
 }
 
@@ -235,7 +268,8 @@ bool ask_driver(const char* func, hid_t file_id, DriverRequest& request) {
 }  // namespace h5j
 
 herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
-  if (stats == nullptr) return h5j::push_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
+  h5j::ApiCall call;
+  if (stats == nullptr) return h5j::api_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
   h5j::DriverRequest request;
   if (!h5j::ask_driver("H5Fget_journal_stats", file_id, request)) return -1;
   *stats = request.stats;
@@ -243,10 +277,11 @@ herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
 }
 
 herr_t H5Fwait_journal_durable(hid_t file_id) {
+  h5j::ApiCall call;
   h5j::DriverRequest request;
   request.ask = h5j::DriverRequest::Ask::kWaitDurable;
   if (!h5j::ask_driver("H5Fwait_journal_durable", file_id, request)) return -1;
-  if (!request.waited) return h5j::push_error("H5Fwait_journal_durable", H5E_WRITEERROR, request.waited);
+  if (!request.waited) return h5j::api_error("H5Fwait_journal_durable", H5E_WRITEERROR, request.waited);
   return 0;
 }
 

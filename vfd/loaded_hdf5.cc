@@ -49,6 +49,7 @@
 #define H5J_SERIAL_FUNCTIONS(X)                                                                                    \
   X(herr_t, H5check_version, (unsigned a, unsigned b, unsigned c), (a, b, c))                                      \
   X(herr_t, H5Eauto_is_v2, (hid_t s, unsigned* v2), (s, v2))                                                       \
+  X(herr_t, H5Eclear2, (hid_t s), (s))                                                                             \
   X(herr_t, H5Eget_auto1, (H5E_auto1_t * f, void** d), (f, d))                                                     \
   X(herr_t, H5Eset_auto1, (H5E_auto1_t f, void* d), (f, d))                                                        \
   X(herr_t, H5Eget_auto2, (hid_t s, H5E_auto2_t* f, void** d), (s, f, d))                                          \
