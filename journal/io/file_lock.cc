@@ -84,6 +84,10 @@ void keep_locks_from_child() noexcept {
   ProcessLocks& locks = process_locks();
   for (const auto& [id, holders] : locks.held) {
     for (int fd : holders.fds) {
+      // A descriptor that no longer holds this file (its number reused in
+      // the instant between a close and the table's update) is left alone.
+      struct stat st;
+      if (::fstat(fd, &st) != 0 || FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)} != id) continue;
       char path[32] = "/proc/self/fd/";
       char digits[12];
       int n = 0;
