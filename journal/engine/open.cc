@@ -153,6 +153,9 @@ Status JournaledFile::open_for_write(bool truncated) {
     return Status(Code::kMissing, "the journal's directory " + split_directory(opts_.journal_path).first +
                                       " does not exist (journal_path): create it, or set journal_path to one that "
                                       "does (" + journal.status().message() + ")", journal.status().sys_errno());
+  if (!journal && (journal.status().sys_errno() == EACCES || journal.status().sys_errno() == EROFS))
+    return journal.status().appended(": a writer needs a journal it can create and write, beside the file "
+                                     "unless journal_path names a directory it can write");
   if (!journal) return journal.status();
   journal_ = std::move(*journal);
   if (auto id = opts_.fs->id(opts_.journal_path)) journal_id_ = *id;

@@ -361,6 +361,31 @@ TEST_CASE_FIXTURE(FileInDir, "a create that made its file and finds another writ
   for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
+// The real file system, where the journal may not be created: a directory
+// the user may not write, shared data, a read-only mount.
+struct JournalDenied : PosixFileSystem {
+  int err = EACCES;
+  Result<std::unique_ptr<File>> open(const std::string& p, OpenMode mode, IoEngine engine) override {
+    if (p.ends_with(".jnl") && mode != OpenMode::kReadOnly) return Status::from_errno(err, "open " + p);
+    return PosixFileSystem::open(p, mode, engine);
+  }
+};
+
+TEST_CASE_FIXTURE(FileInDir, "a writer that may not create its journal says where it may put one") {
+  test::write_file(path, hdf5_like_file());
+  for (int err : {EACCES, EROFS}) {
+    JournalDenied fs;
+    fs.err = err;
+    opts.fs = &fs;
+    auto refused = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.status().sys_errno() == err);
+    CHECK(refused.status().message().find("beside the file unless journal_path names a directory it can write") !=
+          std::string::npos);
+    CHECK(test::read_file(path) == hdf5_like_file());
+  }
+}
+
 // The real file system, with one directory taken for a tmpfs.
 struct TmpfsDirFileSystem : PosixFileSystem {
   std::string tmpfs;
