@@ -151,6 +151,43 @@ TEST_CASE_FIXTURE(FileInDir, "a file read-only by its owner's choice is left rea
 }
 
 namespace {
+// A child process that does `work`, tells the parent whether it succeeded,
+// and lives on, holding whatever it holds, until released.
+class ChildUntilReleased {
+ public:
+  template <typename F>
+  explicit ChildUntilReleased(F&& work) {
+    REQUIRE(::pipe(ready_) == 0);
+    REQUIRE(::pipe(done_) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      char c = work() ? 'y' : 'n';
+      (void)!::write(ready_[1], &c, 1);
+      (void)!::read(done_[0], &c, 1);
+      ::_exit(0);
+    }
+    char c = 0;
+    succeeded_ = ::read(ready_[0], &c, 1) == 1 && c == 'y';
+  }
+  ~ChildUntilReleased() {
+    release();
+    for (int fd : {ready_[0], ready_[1], done_[0], done_[1]}) ::close(fd);
+  }
+  bool succeeded() const { return succeeded_; }
+  void release() {
+    if (pid_ <= 0) return;
+    (void)!::write(done_[1], "x", 1);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+
+ private:
+  int ready_[2] = {-1, -1}, done_[2] = {-1, -1};
+  pid_t pid_ = 0;
+  bool succeeded_ = false;
+};
+
 size_t open_descriptors() {
   return size_t(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
                               std::filesystem::directory_iterator{}));
@@ -221,29 +258,16 @@ TEST_CASE_TEMPLATE("a forked child keeps none of its parent's locks, and still r
   const std::vector<std::byte> bytes(100, std::byte{7});
   REQUIRE((*writer)->write_at(0, bytes));
   REQUIRE((*writer)->try_lock(LockMode::kExclusive));
-  int ready[2], done[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(done) == 0);
-  pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {  // the worker: reads through the inherited handle, then lives on until told
+  ChildUntilReleased worker([&] {  // reads through the inherited handle
     std::vector<std::byte> read(bytes.size());
     auto got = (*writer)->read_at(0, read);
-    char c = got && *got == bytes.size() && read == bytes ? 'y' : 'n';
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(done[0], &c, 1);
-    ::_exit(0);
-  }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  CHECK(c == 'y');
+    return got && *got == bytes.size() && read == bytes;
+  });
+  CHECK(worker.succeeded());
   writer->reset();  // the writer is gone; the worker is not
   auto next = posix_filesystem().open(path, OpenMode::kReadWrite, IoEngine::kSync);
   REQUIRE(next);
   CHECK((*next)->try_lock(LockMode::kExclusive));
-  (void)!::write(done[1], &c, 1);
-  ::waitpid(child, nullptr, 0);
-  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 namespace {
@@ -336,29 +360,19 @@ TEST_CASE_FIXTURE(FileInDir, "a create that fails removes the file it made, and 
 // loses the race for the journal.  The file is the winner's now, however
 // empty, and stays.
 TEST_CASE_FIXTURE(FileInDir, "a create that made its file and finds another writer on the journal leaves it") {
-  int ready[2], done[2];
-  REQUIRE(::pipe(ready) == 0);
-  REQUIRE(::pipe(done) == 0);
-  pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {  // the winner: holds the journal's lock until told
-    auto journal = posix_filesystem().open(opts.journal_path, OpenMode::kCreate, IoEngine::kSync);
-    bool locked = journal && (*journal)->try_lock(LockMode::kExclusive);
-    char c = locked ? 'y' : 'n';
-    (void)!::write(ready[1], &c, 1);
-    (void)!::read(done[0], &c, 1);
-    ::_exit(0);
-  }
-  char c = 0;
-  REQUIRE(::read(ready[0], &c, 1) == 1);
-  REQUIRE(c == 'y');
+  std::unique_ptr<File> journal;
+  ChildUntilReleased winner([&] {  // holds the journal's lock until released
+    auto opened = posix_filesystem().open(opts.journal_path, OpenMode::kCreate, IoEngine::kSync);
+    if (!opened) return false;
+    journal = std::move(*opened);
+    return journal->try_lock(LockMode::kExclusive).is_ok();
+  });
+  REQUIRE(winner.succeeded());
   auto f = JournaledFile::open(path, Access::kCreate, opts);
-  (void)!::write(done[1], &c, 1);
-  ::waitpid(child, nullptr, 0);
+  winner.release();
   REQUIRE_FALSE(f);
   CHECK(f.status().code() == Code::kBusy);
   CHECK(posix_filesystem().exists(path));
-  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 // The real file system, where the journal may not be created: a directory
