@@ -131,8 +131,6 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
   return readers;
 }
 
-// A probe on a descriptor of its own, closed at once: a lock it takes goes
-// with it.  The generation's byte is asked about without a lock.
 Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   auto file = fs_.open(path_, mode, IoEngine::kSync);
   if (!file) return file.status();
@@ -141,6 +139,8 @@ Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   return file;
 }
 
+// A probe on a descriptor of its own, closed at once: a lock it takes goes
+// with it.  The generation's byte is asked about without a lock.
 bool ReadersFile::readers_present() {
   auto probe = reopen(OpenMode::kReadWrite);
   if (!probe || !*probe) return false;
