@@ -189,9 +189,7 @@ namespace {
 // HDF5's H5Eprint2 unless the program changed it or turned it off, as
 // h5py does).  Errors that an HDF5 call inside printed already are not
 // printed again: only what these functions push themselves.
-struct ApiCall {
-  ApiCall() { H5Eclear2(H5E_DEFAULT); }
-};
+void begin_api_call() { H5Eclear2(H5E_DEFAULT); }
 
 herr_t api_error(const char* func, hid_t minor, const std::string& message) {
   push_error(func, minor, message);
@@ -216,14 +214,14 @@ hid_t H5FD_journal_init(void) {
 }
 
 herr_t H5Pget_fapl_journal_defaults(H5FD_journal_fapl_t* config) {
-  h5j::ApiCall call;
+  h5j::begin_api_call();
   if (config == nullptr) return h5j::api_error("H5Pget_fapl_journal_defaults", H5E_BADVALUE, "config is NULL");
   *config = h5j::default_config();
   return 0;
 }
 
 herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t* config) {
-  h5j::ApiCall call;
+  h5j::begin_api_call();
   H5FD_journal_fapl_t c = config != nullptr ? *config : h5j::default_config();
   if (h5j::Status s = h5j::validate_config(c); !s)
     return h5j::api_error("H5Pset_fapl_journal", H5E_BADVALUE, s);
@@ -233,7 +231,7 @@ herr_t H5Pset_fapl_journal(hid_t fapl_id, const H5FD_journal_fapl_t* config) {
 }
 
 herr_t H5Pget_fapl_journal(hid_t fapl_id, H5FD_journal_fapl_t* config) {
-  h5j::ApiCall call;
+  h5j::begin_api_call();
   if (config == nullptr) return h5j::api_error("H5Pget_fapl_journal", H5E_BADVALUE, "config is NULL");
   hid_t driver = H5Pget_driver(fapl_id);
   if (driver < 0) return -1;  // HDF5 printed why
@@ -268,7 +266,7 @@ bool ask_driver(const char* func, hid_t file_id, DriverRequest& request) {
 }  // namespace h5j
 
 herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
-  h5j::ApiCall call;
+  h5j::begin_api_call();
   if (stats == nullptr) return h5j::api_error("H5Fget_journal_stats", H5E_BADVALUE, "stats is NULL");
   h5j::DriverRequest request;
   if (!h5j::ask_driver("H5Fget_journal_stats", file_id, request)) return -1;
@@ -277,7 +275,7 @@ herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t* stats) {
 }
 
 herr_t H5Fwait_journal_durable(hid_t file_id) {
-  h5j::ApiCall call;
+  h5j::begin_api_call();
   h5j::DriverRequest request;
   request.ask = h5j::DriverRequest::Ask::kWaitDurable;
   if (!h5j::ask_driver("H5Fwait_journal_durable", file_id, request)) return -1;

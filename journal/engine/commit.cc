@@ -545,8 +545,7 @@ Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   txn_.reset();
   journal_.reset();
   data_logs_.close();
-  auto named = opts_.fs->id(opts_.journal_path);
-  if (journal_id_ && named && *named != *journal_id_) return unmark_applying();
+  if (leads_elsewhere(*opts_.fs, opts_.journal_path, journal_id_)) return unmark_applying();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (sync_journal) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
   // The applying marker goes last: while the journal may still be found

@@ -148,6 +148,15 @@ class FileSystem {
   virtual Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) = 0;
 };
 
+// Whether `path` now names a file other than `id`, the one opened under it
+// earlier: moved away (with its directory, say), its name may have been
+// taken by another file since.  False when nothing is there or nothing is
+// known.
+inline bool leads_elsewhere(FileSystem& fs, const std::string& path, const std::optional<FileId>& id) {
+  auto now = fs.id(path);
+  return id && now && *now != *id;
+}
+
 // The real file system (stateless; safe to share).
 FileSystem& posix_filesystem();
 

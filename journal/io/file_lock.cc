@@ -30,6 +30,8 @@ Status busy(const std::string& path) {
   return Status(Code::kBusy, path + " is locked by another open handle", EWOULDBLOCK);
 }
 
+FileId id_of(const struct stat& st) { return FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)}; }
+
 // An open file description lock on the whole file.
 int ofd_lock(int fd, LockMode mode) {
   struct flock fl = {};
@@ -87,7 +89,7 @@ void keep_locks_from_child() noexcept {
       // A descriptor that no longer holds this file (its number reused in
       // the instant between a close and the table's update) is left alone.
       struct stat st;
-      if (::fstat(fd, &st) != 0 || FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)} != id) continue;
+      if (::fstat(fd, &st) != 0 || id_of(st) != id) continue;
       char path[32] = "/proc/self/fd/";
       char digits[12];
       int n = 0;
@@ -120,7 +122,7 @@ Status FileLock::try_lock(int fd, const std::string& path, LockMode mode) {
   busy_in_process_ = false;
   struct stat st;
   if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
-  FileId id{uint64_t(st.st_dev), uint64_t(st.st_ino)};
+  FileId id = id_of(st);
   // Another open file description holding a conflicting lock is refused by
   // the system, so a lock it grants never conflicts with the table.
   if (::flock(fd, (mode == LockMode::kExclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0)
@@ -172,7 +174,7 @@ bool FileLock::held_exclusively_in_process(int fd) {
   if (::fstat(fd, &st) != 0) return false;
   ProcessLocks& locks = process_locks();
   std::lock_guard<std::mutex> guard(locks.mutex);
-  auto it = locks.held.find(FileId{uint64_t(st.st_dev), uint64_t(st.st_ino)});
+  auto it = locks.held.find(id_of(st));
   return it != locks.held.end() && it->second.exclusive;
 }
 

@@ -134,8 +134,7 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
 Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   auto file = fs_.open(path_, mode, IoEngine::kSync);
   if (!file) return file.status();
-  auto id = fs_.id(path_);
-  if (id_ && id && *id != *id_) return std::unique_ptr<File>();
+  if (leads_elsewhere(fs_, path_, id_)) return std::unique_ptr<File>();
   return file;
 }
 

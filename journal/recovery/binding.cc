@@ -110,7 +110,7 @@ Result<std::unique_ptr<File>> journal_bound_elsewhere(FileSystem& fs, File& base
   // A copy taken with its journal (cp -a run.h5 run.h5.jnl backup/) has
   // the commits beside it, as the original has its own: that journal is
   // the copy's, whatever the binding's path says.
-  if (copied.code() == Code::kForeign && fs.exists(journal)) {
+  if (copied.code() == Code::kForeign) {
     auto ours = fs.open(journal, OpenMode::kReadOnly, IoEngine::kSync);
     if (ours && carries_uuid(**ours, (*binding)->uuid)) return None();
   }
