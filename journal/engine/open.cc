@@ -59,6 +59,22 @@ Result<std::unique_ptr<File>> open_base(const std::string& path, Access access, 
 // only while it is still empty under its name, and not when another writer
 // holds its journal (kBusy): that one opened the file since, and it is its
 // own now.  The open's own error is what the caller hears.
+// What a user who never asked for a journal needs to know when one cannot
+// be made beside the file: why a writer needs it, and how to put it elsewhere.
+Status with_journal_path_hint(const Status& s) {
+  switch (s.sys_errno()) {
+    case EACCES:
+    case EROFS:
+      return s.appended(": a writer needs a journal it can create and write, beside the file unless journal_path "
+                        "names a directory it can write");
+    case ENAMETOOLONG:
+      return s.appended(": a writer makes a journal, named as the file with \".jnl\" added unless journal_path "
+                        "names another, and that name with \".readers\" added; journal_path can name a shorter one");
+    default:
+      return s;
+  }
+}
+
 void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why) {
   if (why.code() == Code::kBusy) return;
   auto size = base.size();
@@ -153,10 +169,7 @@ Status JournaledFile::open_for_write(bool truncated) {
     return Status(Code::kMissing, "the journal's directory " + split_directory(opts_.journal_path).first +
                                       " does not exist (journal_path): create it, or set journal_path to one that "
                                       "does (" + journal.status().message() + ")", journal.status().sys_errno());
-  if (!journal && (journal.status().sys_errno() == EACCES || journal.status().sys_errno() == EROFS))
-    return journal.status().appended(": a writer needs a journal it can create and write, beside the file "
-                                     "unless journal_path names a directory it can write");
-  if (!journal) return journal.status();
+  if (!journal) return with_journal_path_hint(journal.status());
   journal_ = std::move(*journal);
   if (auto id = opts_.fs->id(opts_.journal_path)) journal_id_ = *id;
   if (Status s = lock_journal(); !s) {
@@ -178,7 +191,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   }
   // Readers register with it from now on.  (MPI followers never rewrite.)
   auto readers = ReadersFile::open(*opts_.fs, opts_.journal_path);
-  if (!readers) return drop_new_journal(existed, readers.status());
+  if (!readers) return drop_new_journal(existed, with_journal_path_hint(readers.status()));
   readers_ = std::move(*readers);
   Status s = existed && file_made_ ? refuse_journal_of_file_gone() : Status::ok();
   if (s && !write_denied_) s = take_over_protected_file();

@@ -400,6 +400,25 @@ TEST_CASE_FIXTURE(FileInDir, "a writer that may not create its journal says wher
   }
 }
 
+// A name near the file system's limit (255 bytes on ext4, xfs, tmpfs)
+// leaves no room for the journal's names: refused with errno's reason and
+// the way out, before anything is written, the file as it was.
+TEST_CASE("a writer whose journal's name would be too long says how to name it") {
+  TempDir dir;
+  // 254 bytes: the journal's own name is too long; 250: only its readers file's.
+  for (size_t length : {254, 250}) {
+    std::string path = dir.path(std::string(length - 3, 'n') + ".h5");
+    test::write_file(path, hdf5_like_file());
+    JournalOptions opts = options(path + ".jnl", IoEngine::kAuto, 64 << 20);
+    auto refused = JournaledFile::open(path, Access::kReadWrite, opts);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.status().sys_errno() == ENAMETOOLONG);
+    CHECK(refused.status().message().find("journal_path can name a shorter one") != std::string::npos);
+    CHECK(test::read_file(path) == hdf5_like_file());
+    CHECK_FALSE(posix_filesystem().exists(path + ".jnl"));
+  }
+}
+
 // The real file system, with one directory taken for a tmpfs.
 struct TmpfsDirFileSystem : PosixFileSystem {
   std::string tmpfs;
