@@ -15,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "open_files_limit.h"
 #include "uring_file.h"
 
 namespace h5j {
@@ -101,8 +102,8 @@ Status PosixFile::try_lock(LockMode mode) {
   // description lock for writing needs a descriptor open for writing.
   bool writable = mode == LockMode::kExclusive;
   if (ring_shares_descriptor() && (!lock_fd_.valid() || (writable && !lock_fd_writable_))) {
-    lock_fd_ = UniqueFd(::open(path_.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
-    if (!lock_fd_.valid()) return error(errno, "open for locking");
+    lock_fd_ = UniqueFd(open_raising_limit(path_.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+    if (!lock_fd_.valid()) return opening_error(errno, "open for locking " + path_);
     lock_fd_writable_ = writable;
   }
   return lock_.try_lock(lock_descriptor(), path_, mode);
@@ -186,10 +187,10 @@ Result<std::unique_ptr<File>> PosixFileSystem::open(const std::string& path, Ope
     case OpenMode::kCreateTruncate: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
     case OpenMode::kCreateExclusive: flags |= O_RDWR | O_CREAT | O_EXCL; break;
   }
-  int fd = ::open(path.c_str(), flags, 0666);
+  int fd = open_raising_limit(path.c_str(), flags, 0666);
   if (fd < 0) {
     if (errno == ENOENT) return Status(Code::kMissing, "open " + path + ": no such file", ENOENT);
-    return Status::from_errno(errno, "open " + path);
+    return opening_error(errno, "open " + path);
   }
   UniqueFd owned(fd);
   struct stat st;
@@ -245,8 +246,8 @@ std::pair<std::string, std::string> split_directory(const std::string& path) {
 
 Status PosixFileSystem::sync_dir(const std::string& path) {
   std::string dir = split_directory(path).first;
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) return Status::from_errno(errno, "open directory " + dir);
+  UniqueFd fd(open_raising_limit(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return opening_error(errno, "open directory " + dir);
   if (sys_.fsync(fd.get()) != 0) return Status::from_errno(errno, "fsync directory " + dir);
   return Status::ok();
 }

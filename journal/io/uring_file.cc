@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <climits>
 
+#include "open_files_limit.h"
+
 namespace h5j {
 
 Result<std::unique_ptr<File>> UringFile::open(const std::string& path, UniqueFd fd, Syscalls& sys, bool fallback) {
@@ -22,6 +24,7 @@ UringFile::~UringFile() {
 
 int UringFile::set_up_ring() {
   int rc = sys_.uring_setup(kQueueDepth, &ring_);
+  while (rc == -EMFILE && raise_open_files_limit()) rc = sys_.uring_setup(kQueueDepth, &ring_);
   ring_state_ = rc < 0 ? Ring::kUnavailable : Ring::kReady;
   return rc;
 }

@@ -1,6 +1,8 @@
 // Opening (open.cc): a second writer, readers and locks, a truncating
 // create, the file's write permission, descriptors.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -214,6 +216,64 @@ TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and 
   CHECK((*other)->try_lock(LockMode::kShared).code() == Code::kBusy);
   f->reset();  // closing the file drops its lock
   CHECK((*other)->try_lock(LockMode::kShared));
+}
+
+// The soft limit on open files set for the test, and set back after it.
+class OpenFilesLimit {
+ public:
+  OpenFilesLimit() { REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved_) == 0); }
+  ~OpenFilesLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  // A soft limit that leaves `spare` descriptors free (and a hard one, if
+  // `hard`: for a child process only, since it cannot be raised again).
+  static void leave(int spare, bool hard) {
+    int lowest_free = ::open("/dev/null", O_RDONLY);
+    REQUIRE(lowest_free >= 0);
+    ::close(lowest_free);
+    struct rlimit r;
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &r) == 0);
+    r.rlim_cur = rlim_t(lowest_free + spare);
+    if (hard) r.rlim_max = r.rlim_cur;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &r) == 0);
+  }
+  static rlim_t soft() {
+    struct rlimit r;
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &r) == 0);
+    return r.rlim_cur;
+  }
+
+ private:
+  struct rlimit saved_;
+};
+
+// sec2 holds one descriptor for a file, h5journal up to six: a program that
+// keeps hundreds of files open under the usual soft limit of 1024 must not
+// run out under h5journal where it would not under sec2.
+TEST_CASE_FIXTURE(FileInDir, "a writer out of descriptors raises the soft limit, and names the hard one") {
+  OpenFilesLimit restore;
+  OpenFilesLimit::leave(1, /*hard=*/false);  // room for the file only
+  rlim_t before = OpenFilesLimit::soft();
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+  }
+  CHECK(OpenFilesLimit::soft() > before);
+  // At the hard limit: refused, saying which limit and what to do.
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    OpenFilesLimit::leave(1, /*hard=*/true);
+    auto f = JournaledFile::open(path, Access::kReadWrite, opts);
+    bool named = !f && f.status().sys_errno() == EMFILE &&
+                 f.status().message().find("is its hard limit: a file open through h5journal holds up to six") !=
+                     std::string::npos;
+    ::_exit(named ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 // flock, an open file description lock, or (where the file system has
