@@ -167,9 +167,11 @@ bool is_journal(const std::string& path) {
   return holds_at(path, kHeaderSlotOffset[0], kMagic) || holds_at(path, kHeaderSlotOffset[1], kMagic);
 }
 
+// No call into HDF5: recover_one runs on h5recover's worker threads, and
+// HDF5 is not thread-safe (an h5journal.h function clears HDF5's error
+// stack, and workers doing so at once corrupted its free lists).
 H5FD_journal_fapl_t config_for(const RecoverOptions& o) {
-  H5FD_journal_fapl_t config;
-  H5Pget_fapl_journal_defaults(&config);
+  H5FD_journal_fapl_t config = default_config();
   config.io_engine = H5FD_JOURNAL_IO_SYNC;
   config.reader_wait = o.reader_wait_ms;
   if (!o.journal_dir.empty()) {

@@ -34,6 +34,9 @@ struct Outcome {
   nlohmann::json report = nlohmann::json::object();
 };
 
+// Runs on h5recover's worker threads, several at once: it calls into HDF5
+// only through verify_readable (verify.h), which takes HDF5 one thread at
+// a time, since HDF5 is not thread-safe.
 Outcome recover_one(const std::string& file, const RecoverOptions& options);
 
 // --list: FILE's journal and data logs, record by record, on stdout; or FILE
