@@ -169,7 +169,9 @@ Status JournaledFile::open_for_write(bool truncated) {
     return Status(Code::kMissing, "the journal's directory " + split_directory(opts_.journal_path).first +
                                       " does not exist (journal_path): create it, or set journal_path to one that "
                                       "does (" + journal.status().message() + ")", journal.status().sys_errno());
-  if (!journal) return with_journal_path_hint(journal.status());
+  // Another's journal, this one may not write (a crashed job of another
+  // user's): no journal_path would help, as the file is bound to it.
+  if (!journal) return existed ? journal.status() : with_journal_path_hint(journal.status());
   journal_ = std::move(*journal);
   if (auto id = opts_.fs->id(opts_.journal_path)) journal_id_ = *id;
   if (Status s = lock_journal(); !s) {
@@ -191,7 +193,7 @@ Status JournaledFile::open_for_write(bool truncated) {
   }
   // Readers register with it from now on.  (MPI followers never rewrite.)
   auto readers = ReadersFile::open(*opts_.fs, opts_.journal_path);
-  if (!readers) return drop_new_journal(existed, with_journal_path_hint(readers.status()));
+  if (!readers) return drop_new_journal(existed, existed ? readers.status() : with_journal_path_hint(readers.status()));
   readers_ = std::move(*readers);
   Status s = existed && file_made_ ? refuse_journal_of_file_gone() : Status::ok();
   if (s && !write_denied_) s = take_over_protected_file();

@@ -458,6 +458,15 @@ TEST_CASE_FIXTURE(FileInDir, "a writer that may not create its journal says wher
           std::string::npos);
     CHECK(test::read_file(path) == hdf5_like_file());
   }
+  // A journal that is there, which this user may not write (another user's
+  // crashed job): journal_path would not help, and the hint does not say it.
+  test::write_file(path + ".jnl", std::vector<std::byte>(4096));
+  JournalDenied fs;
+  opts.fs = &fs;
+  auto refused = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.status().sys_errno() == EACCES);
+  CHECK(refused.status().message().find("journal_path") == std::string::npos);
 }
 
 // A name near the file system's limit (255 bytes on ext4, xfs, tmpfs)
