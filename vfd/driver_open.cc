@@ -130,17 +130,22 @@ Status remove_file_and_logs(FileSystem& fs, const char* name, const H5FD_journal
 
 }  // namespace
 
-H5FD_t* journal_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
+H5FD_t* journal_open(const char* given_name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   return exceptions_as_errors("H5FD_journal_open", static_cast<H5FD_t*>(nullptr), [&]() -> H5FD_t* {
     static const char* fn = "H5FD_journal_open";
-    if (name == nullptr || *name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
+    if (given_name == nullptr || *given_name == '\0') return push_error(fn, H5E_BADVALUE, "no file name"), nullptr;
     if (maxaddr == 0 || maxaddr == HADDR_UNDEF) return push_error(fn, H5E_BADRANGE, "bogus maxaddr"), nullptr;
     auto config = config_from_fapl(fapl);
     if (!config) return push_error(fn, H5E_BADVALUE, config.status()), nullptr;
     FileSystem& fs = filesystem_for(fapl);
+    // The file's and its journal's names are used again at checkpoints and
+    // at the close, perhaps after the program changed its working directory.
+    const std::string path = fs.absolute(given_name);
+    const char* name = path.c_str();
     auto ranks = rank_group_for(name, fapl, config->from_string, config->values);
     if (!ranks) return push_error(fn, H5E_CANTOPENFILE, ranks.status()), nullptr;
     JournalOptions opts = journal_options_for(name, config->values, fs);
+    opts.journal_path = fs.absolute(opts.journal_path);  // a relative journal_path, too
     const bool read_write = flags & H5F_ACC_RDWR;
     // A writer locks the file before the engine truncates or replays into it.
     if (read_write) opts.lock_base = [fapl](File& base) { return lock_like_hdf5(base, fapl, true); };

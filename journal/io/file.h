@@ -138,6 +138,10 @@ class FileSystem {
   // empties it (tmpfs, ramfs), else empty: no sync makes a file there
   // survive a power loss.
   virtual std::string empties_at_reboot(const std::string& /*path*/) { return {}; }
+  // `path` as a name that leads to the same file whatever the working
+  // directory becomes (absolute_name, below); as it is where names are not
+  // relative to one (a file system in memory).
+  virtual std::string absolute(const std::string& path) { return path; }
   // Whether its operations must come in an order fixed by the caller's
   // alone: a recording to replay, or faults injected by count.  The engine
   // then starts no thread, and does its background work inline
@@ -163,6 +167,11 @@ FileSystem& posix_filesystem();
 // The directory holding `path` ("." for a bare name), and `path`'s name
 // within it.  Textual: "d/f" and "./d/f" name the same directory differently.
 std::pair<std::string, std::string> split_directory(const std::string& path);
+
+// `path` from the root, made so from the working directory now (textually:
+// symbolic links and ".." stay).  A name kept for later use must be: the
+// program may change its working directory while a file is open.
+std::string absolute_name(const std::string& path);
 
 // An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.
 Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what);

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -236,6 +237,12 @@ std::string PosixFileSystem::empties_at_reboot(const std::string& path) {
   if (fs.f_type == TMPFS_MAGIC) return "tmpfs";
   if (fs.f_type == RAMFS_MAGIC) return "ramfs";
   return {};
+}
+
+std::string absolute_name(const std::string& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.string();
 }
 
 std::pair<std::string, std::string> split_directory(const std::string& path) {

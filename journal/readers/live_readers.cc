@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include <signal.h>
@@ -95,12 +94,7 @@ Admission admit(const Header& h, Clock::time_point patience) {
 
 }  // namespace
 
-std::string readers_path_for(const std::string& journal_path) {
-  std::string path = journal_path + ".readers";
-  std::error_code ec;
-  auto absolute = std::filesystem::absolute(path, ec);
-  return ec ? path : absolute.string();
-}
+std::string readers_path_for(const std::string& journal_path) { return absolute_name(journal_path + ".readers"); }
 
 std::string seconds_text(std::chrono::duration<double> d) {
   char text[32];

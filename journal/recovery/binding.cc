@@ -1,19 +1,8 @@
 #include "binding.h"
 
-#include <filesystem>
-
 #include "journal_reader.h"
 
 namespace h5j {
-namespace {
-
-std::string absolute_name(const std::string& path) {
-  std::error_code ec;
-  auto absolute = std::filesystem::absolute(path, ec);
-  return ec ? path : absolute.string();
-}
-
-}  // namespace
 
 std::string journal_target_name(const std::string& path) {
   auto slash = path.rfind('/');

@@ -27,7 +27,7 @@ expect_failure "journal_path=$work/no-such-dir/" "the journal's directory $work/
 # A durable journal on tmpfs beside a file on a disk is refused; beside a
 # file on tmpfs too, which no reboot keeps either, it is not.
 if [[ $(stat -f -c %T "$work") != tmpfs ]]; then
-  expect_failure "journal_path=/dev/shm/" "would be on tmpfs, which a reboot empties, while cfg.h5 is not"
+  expect_failure "journal_path=/dev/shm/" "would be on tmpfs, which a reboot empties, while $(pwd -P)/cfg.h5 is not"
 else
   HDF5_DRIVER_CONFIG="journal_path=/dev/shm/" "$features" cfg.h5 --fapl default > /dev/null ||
     { echo "FAIL: a journal on tmpfs beside a file on tmpfs was refused"; status=1; }

@@ -94,7 +94,7 @@ echo "after the kill, refused by the other name until h5recover brought back its
 start_writer plain.h5 fifo2 -u HDF5_DRIVER
 plain=$writer plain_fd=$writer_fd
 refused "H5Fcreate over a file HDF5 has locked" plain.h5 \
-  "unable to lock the file: plain.h5 is in use: process $plain holds its lock" 11 "$program" create plain.h5
+  "unable to lock the file: $(pwd -P)/plain.h5 is in use: process $plain holds its lock" 11 "$program" create plain.h5
 after=$(stat -c %s plain.h5)
 [ ! -e plain.h5.jnl ] || { echo "FAIL: the refused create left a journal"; exit 1; }
 echo "create over a file sec2 writes refused, file left at $after bytes: $(grep -o 'unable to lock the file[^,]*' refused.txt | head -1)"

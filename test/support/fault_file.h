@@ -94,6 +94,7 @@ class FaultFileSystem : public FileSystem {
     return posix_filesystem().shares_cache_flush(a, b);
   }
   std::string empties_at_reboot(const std::string& p) override { return posix_filesystem().empties_at_reboot(p); }
+  std::string absolute(const std::string& p) override { return posix_filesystem().absolute(p); }
   // Faults are injected by count.
   bool deterministic() const override { return true; }
 
