@@ -53,12 +53,6 @@ Result<std::unique_ptr<File>> open_base(const std::string& path, Access access, 
   return fresh;
 }
 
-// A create that fails leaves no file behind, as sec2's failed
-// open(O_CREAT) leaves none: a rerun with H5F_ACC_EXCL would otherwise
-// hear "File exists" of an empty file.  Only the file this open made, and
-// only while it is still empty under its name, and not when another writer
-// holds its journal (kBusy): that one opened the file since, and it is its
-// own now.  The open's own error is what the caller hears.
 // What a user who never asked for a journal needs to know when one cannot
 // be made beside the file: why a writer needs it, and how to put it elsewhere.
 Status with_journal_path_hint(const Status& s) {
@@ -75,6 +69,12 @@ Status with_journal_path_hint(const Status& s) {
   }
 }
 
+// A create that fails leaves no file behind, as sec2's failed
+// open(O_CREAT) leaves none: a rerun with H5F_ACC_EXCL would otherwise
+// hear "File exists" of an empty file.  Only the file this open made, and
+// only while it is still empty under its name, and not when another writer
+// holds its journal (kBusy): that one opened the file since, and it is its
+// own now.  The open's own error is what the caller hears.
 void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why) {
   if (why.code() == Code::kBusy) return;
   auto size = base.size();
