@@ -170,7 +170,8 @@ std::pair<std::string, std::string> split_directory(const std::string& path);
 
 // `path` from the root, made so from the working directory now (textually:
 // symbolic links and ".." stay).  A name kept for later use must be: the
-// program may change its working directory while a file is open.
+// program may change its working directory while a file is open.  As given
+// when the absolute name would be too long to open (PATH_MAX).
 std::string absolute_name(const std::string& path);
 
 // An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.

@@ -242,7 +242,9 @@ std::string PosixFileSystem::empties_at_reboot(const std::string& path) {
 std::string absolute_name(const std::string& path) {
   std::error_code ec;
   auto absolute = std::filesystem::absolute(path, ec);
-  return ec ? path : absolute.string();
+  // Deep in a tree, the absolute name may pass the longest the system
+  // opens, where the given one does not.
+  return ec || absolute.native().size() >= PATH_MAX ? path : absolute.string();
 }
 
 std::pair<std::string, std::string> split_directory(const std::string& path) {
