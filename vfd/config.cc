@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <unistd.h>
 
 #include <climits>
 #include <cstdio>
@@ -234,9 +233,8 @@ std::string absolute_path(const std::string& file) {
   if (char* real = ::realpath(dir.c_str(), nullptr)) {
     dir = real;
     std::free(real);
-  } else if (dir.front() != '/') {
-    char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd) != nullptr) dir = std::string(cwd) + "/" + dir;
+  } else {
+    dir = absolute_name(dir);
   }
   return dir + "/" + name;
 }
