@@ -64,6 +64,13 @@ class RunWriter {
   }
   // The end of the highest byte kept so far.
   uint64_t reach() const { return reach_; }
+  // The file's next run of data at or after `addr` (File::data_run), with
+  // what this writer holds there written first: bytes it was given are
+  // data too, though the file has not had them yet.
+  Result<File::DataRun> data_run(uint64_t addr) {
+    if (len_ > 0 && addr_ + len_ > addr) H5J_RETURN_IF_ERROR(flush());
+    return base_.data_run(addr);
+  }
   Status flush() {
     Status s;
     for (size_t i = 0; i < kept_.size() && s;) {
@@ -137,6 +144,32 @@ Status apply_raw(const RawLayer& raw, uint64_t logical_size, const DataLogSource
   return status;
 }
 
+// Zeros over [addr, end), written only where the file holds data: a hole
+// reads as zeros already.  A contiguous dataset is allocated whole and may
+// be written in a few places (HDF5 leaves the rest as holes when it has no
+// fill value to write), so a ZERO record of its unwritten space may span
+// gigabytes of which a few MiB hold bytes an uncommitted write left.
+// Writing all of it would take the sparse file's whole size on disk, and
+// fail on a disk with room for what it holds.
+Status write_zeros(uint64_t addr, uint64_t end, RunWriter& out) {
+  while (addr < end) {
+    auto run = out.data_run(addr);
+    if (!run) return run.status();
+    uint64_t from = std::max(addr, run->first), to = std::min(end, run->end);
+    if (from >= to) return Status::ok();  // a hole to the end, or no data past `addr`
+    for (uint64_t a = from; a < to;) {
+      size_t n = size_t(std::min<uint64_t>(to - a, RunWriter::kRun));
+      auto room = out.next(a, n);
+      if (!room) return room.status();
+      std::fill(room->begin(), room->end(), std::byte(0));
+      out.keep(a, n);
+      a += n;
+    }
+    addr = to;
+  }
+  return Status::ok();
+}
+
 // Zeros past the file's end are not written: no byte there was written
 // (`physical_end`, and nothing this apply keeps reaches past out.reach()),
 // so they read as zeros once the size is set.  A ZERO record of space
@@ -149,6 +182,10 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
     end = std::min(end, logical_size);
     uint64_t addr = std::max(e.addr, from);
     if (!status || addr >= end || addr >= e.addr + e.len) return;
+    if (e.src == ExtentMap::kZeroSource) {
+      status = write_zeros(addr, std::min(e.addr + e.len, end), out);
+      return;
+    }
     uint64_t src = ExtentMap::source_at(e.src, addr - e.addr), left = std::min(e.addr + e.len, end) - addr;
     while (left > 0) {
       size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
@@ -157,8 +194,7 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
         status = room.status();
         return;  // no room: nothing to keep
       }
-      if (src == ExtentMap::kZeroSource) std::fill(room->begin(), room->end(), std::byte(0));
-      else if (status = journal(src, *room); !status) return;  // unread: nothing to keep
+      if (status = journal(src, *room); !status) return;  // unread: nothing to keep
       out.keep(addr, n);
       addr += n;
       src = ExtentMap::source_at(src, n);

@@ -57,6 +57,19 @@ class File {
   // Whether the file's last name is gone: removed while this handle holds
   // it open.  False where that cannot be told.
   virtual Result<bool> removed() { return false; }
+  // The file's next run that may hold bytes other than zeros, at or after
+  // `offset`: [first, end), with first == end == kNoData where none does.
+  // The rest are holes, which read as zeros without taking space: zeros
+  // need not be written over them, and a copy need not write them
+  // (apply_image.cc, h5recover's copies).  Where the file system cannot
+  // tell, or the question fails, all of the file may hold data: the answer
+  // only ever saves work, so it is never an error.  Writes submitted and
+  // not yet waited for (submit_write) may not count.
+  struct DataRun {
+    uint64_t first, end;
+  };
+  static constexpr uint64_t kNoData = UINT64_MAX;
+  virtual DataRun data_run(uint64_t offset) { return {offset, kNoData}; }
   // Advisory whole-file lock that conflicts between open file descriptions,
   // even inside one process.  Fails with kBusy when someone else holds it.
   virtual Status try_lock(LockMode mode) = 0;

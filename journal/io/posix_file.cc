@@ -90,6 +90,17 @@ Result<uint64_t> PosixFile::size() {
   return uint64_t(st->st_size);
 }
 
+// lseek's SEEK_DATA and SEEK_HOLE (ext4, XFS, btrfs, tmpfs; NFS 4.2,
+// Lustre 2.14) count bytes still in the page cache as data; file systems
+// without them answer that all of the file is data, up to its end.
+// ENXIO: no data at or past `offset`.
+File::DataRun PosixFile::data_run(uint64_t offset) {
+  off_t data = ::lseek(fd_.get(), off_t(offset), SEEK_DATA);
+  if (data < 0) return errno == ENXIO ? DataRun{kNoData, kNoData} : File::data_run(offset);
+  off_t hole = ::lseek(fd_.get(), data, SEEK_HOLE);
+  return {uint64_t(data), hole > data ? uint64_t(hole) : kNoData};
+}
+
 Result<bool> PosixFile::removed() {
   auto st = file_status();
   if (!st) return st.status();

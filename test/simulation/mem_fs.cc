@@ -49,6 +49,23 @@ class MemFile : public File {
     return Status::ok();
   }
   Result<uint64_t> size() override { return uint64_t(node_->data.size()); }
+  // Every 4 KiB block of zeros counts as a hole, as a file system's
+  // never-written block would: more holes than a real file system reports,
+  // so that replay's zeros are skipped wherever they may be.
+  DataRun data_run(uint64_t offset) override {
+    const std::vector<std::byte>& d = node_->data;
+    if (offset >= d.size()) return {kNoData, kNoData};
+    auto zeros = [&](uint64_t block) {
+      uint64_t from = block * kBlock, to = std::min<uint64_t>(from + kBlock, d.size());
+      return std::all_of(d.begin() + ptrdiff_t(from), d.begin() + ptrdiff_t(to), [](std::byte b) { return b == std::byte(0); });
+    };
+    uint64_t blocks = (d.size() + kBlock - 1) / kBlock, b = offset / kBlock;
+    while (b < blocks && zeros(b)) ++b;
+    if (b >= blocks) return {kNoData, kNoData};
+    uint64_t first = std::max(offset, b * kBlock);
+    while (b < blocks && !zeros(b)) ++b;
+    return {first, std::min<uint64_t>(b * kBlock, d.size())};
+  }
   Status try_lock(LockMode mode) override {
     release_lock();
     if (node_->exclusive_lock || (mode == LockMode::kExclusive && node_->shared_locks > 0))
@@ -88,6 +105,7 @@ class MemFile : public File {
   const char* engine_name() const override { return "memory"; }
 
  private:
+  static constexpr uint64_t kBlock = 4096;
   MemFileSystem& fs_;
   std::string path_;
   std::shared_ptr<MemNode> node_;

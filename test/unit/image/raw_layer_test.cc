@@ -2,7 +2,9 @@
 // pattern yields in any range, the patterns a builder makes of any runs,
 // and the bytes a layer lays onto any range, newest extent winning.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -314,4 +316,46 @@ TEST_CASE("zeros past the file's end read as zeros without being written") {
   };
   REQUIRE(apply_image(raw, overlay, model.size(), from_journal, DataLogSource(std::span<const std::byte>(log)), *f.file));
   f.check();
+}
+
+// A ZERO record of a contiguous dataset's unwritten space spans all HDF5
+// allocated, gigabytes perhaps, where an uncommitted write may have left a
+// few MiB: zeros go over those, and over raw bytes laid before them, while
+// the file's holes stay holes (apply_image.cc, write_zeros).
+TEST_CASE("zeros over a sparse file go where it holds data, and its holes stay holes") {
+  TempDir dir;
+  auto opened = posix_filesystem().open(dir.path("base"), OpenMode::kCreate, IoEngine::kSync);
+  REQUIRE(opened);
+  File& file = **opened;
+  constexpr uint64_t kMiB = 1 << 20, kSpan = 256 * kMiB;
+  std::vector<std::byte> head(4096, std::byte(0xAA)), left(kMiB, std::byte(0xBB));
+  REQUIRE(file.write_at(0, head));                 // below the zeros: kept
+  REQUIRE(file.write_at(100 * kMiB + 123, left));  // an uncommitted write, not block-aligned
+  REQUIRE(file.write_at(kSpan - kMiB, left));      // the file's last MiB
+  RawLayer raw(12);
+  std::vector<std::byte> log(64 << 10, std::byte(0x11));
+  raw.insert(RawPattern::contiguous(50 * kMiB, log.size()), 0, 0);  // in a hole, under the zeros, first
+  ExtentMap overlay;
+  overlay.insert(4096, kSpan - 4096, ExtentMap::kZeroSource);
+  auto no_journal = [](uint64_t, std::span<std::byte>) { return Status(Code::kInvalid, "no journal bytes here"); };
+  REQUIRE(apply_image(raw, overlay, kSpan, no_journal, DataLogSource(std::span<const std::byte>(log)), file));
+
+  auto holds_only = [&](uint64_t addr, uint64_t len, std::byte value) {
+    std::vector<std::byte> got(len);
+    auto n = file.read_at(addr, got);
+    REQUIRE(n);
+    REQUIRE(*n == len);
+    return std::all_of(got.begin(), got.end(), [&](std::byte b) { return b == value; });
+  };
+  CHECK(holds_only(0, 4096, std::byte(0xAA)));
+  CHECK(holds_only(4096, 4096, std::byte(0)));
+  CHECK(holds_only(100 * kMiB, kMiB + 4096, std::byte(0)));
+  CHECK(holds_only(50 * kMiB, log.size(), std::byte(0)));
+  CHECK(holds_only(kSpan - kMiB, kMiB, std::byte(0)));
+  auto size = file.size();
+  REQUIRE(size);
+  CHECK(*size == kSpan);
+  struct stat st {};
+  REQUIRE(::stat(dir.path("base").c_str(), &st) == 0);
+  CHECK(uint64_t(st.st_blocks) * 512 < 8 * kMiB);  // about 2 MiB of it written, not 256
 }
