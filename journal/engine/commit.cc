@@ -534,14 +534,31 @@ Status JournaledFile::retire_journal() {
   return txn_->records().retire(*next);
 }
 
-// Only by names that still lead to this writer's journal.  Moved away with
-// its directory while the file was open (mv run/ run.old/, and the job
-// started again in a new run/), the journal's name may be another writer's
-// journal by now, whose commits a removal by name would take.  This one is
-// then left where it went, beside its file, holding only what the close
-// has put in the file (retired, when the close could retire it), and so
-// are its readers file and data logs.
+// Moved away with its directory while the file was open (mv run/ run.old/),
+// the journal's name leads nowhere, or to another writer's journal if the
+// job was started again in a new run/.  The system knows the name the
+// journal has now, and its files are removed there; a leftover journal
+// would make h5recover --check report a file that closed whole as needing
+// recovery.
+void JournaledFile::follow_moved_journal() {
+  if (!journal_ || !journal_id_) return;
+  auto here = opts_.fs->id(opts_.journal_path);
+  if (here && *here == *journal_id_) return;
+  std::string now = journal_->current_name();
+  auto there = now.empty() ? Result<FileId>(Status(Code::kMissing, "no name")) : opts_.fs->id(now);
+  if (!there || *there != *journal_id_) return;
+  opts_.journal_path = now;
+  if (readers_) readers_->moved_to(readers_path_for(now));
+}
+
+// Only by names that still lead to this writer's journal: another writer's
+// journal may have taken its name (above), whose commits a removal by name
+// would take.  Where the system cannot tell where the journal went, it is
+// left there, beside its file, holding only what the close has put in the
+// file (retired, when the close could retire it), and so are its readers
+// file and data logs.
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
+  follow_moved_journal();
   txn_.reset();
   journal_.reset();
   data_logs_.close();

@@ -369,6 +369,9 @@ class JournaledFile : private RecoveredImage {
   // `sync_journal` the journal's removal durable before the logs go, with
   // `sync_logs` theirs after.
   Status remove_journal_files(bool sync_journal, bool sync_logs);
+  // The journal's and readers file's names made the ones they have now,
+  // where a rename of their directory moved them.
+  void follow_moved_journal();
   // A close that committed nothing, of a file that held nothing committed:
   // the image straight into the file, its signature last
   // (close_uncommitted.cc).

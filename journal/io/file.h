@@ -70,6 +70,10 @@ class File {
   };
   static constexpr uint64_t kNoData = UINT64_MAX;
   virtual DataRun data_run(uint64_t offset) { return {offset, kNoData}; }
+  // The name the file has now, as the system keeps it for an open file
+  // (Linux's /proc/self/fd): where a rename of its directory moved it.
+  // Empty where that cannot be told, or no name is left.
+  virtual std::string current_name() { return {}; }
   // Advisory whole-file lock that conflicts between open file descriptions,
   // even inside one process.  Fails with kBusy when someone else holds it.
   virtual Status try_lock(LockMode mode) = 0;

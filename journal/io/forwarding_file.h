@@ -25,6 +25,7 @@ class ForwardingFile : public File {
   Result<uint64_t> size() override { return in_->size(); }
   Result<bool> removed() override { return in_->removed(); }
   DataRun data_run(uint64_t offset) override { return in_->data_run(offset); }
+  std::string current_name() override { return in_->current_name(); }
   Status try_lock(LockMode m) override { return in_->try_lock(m); }
   std::optional<int> lock_holder() override { return in_->lock_holder(); }
   bool locked_by_this_process() override { return in_->locked_by_this_process(); }

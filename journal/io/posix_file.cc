@@ -101,6 +101,15 @@ File::DataRun PosixFile::data_run(uint64_t offset) {
   return {uint64_t(data), hole > data ? uint64_t(hole) : kNoData};
 }
 
+std::string PosixFile::current_name() {
+  std::string link = "/proc/self/fd/" + std::to_string(fd_.get()), name(PATH_MAX, '\0');
+  ssize_t n = ::readlink(link.c_str(), name.data(), name.size());
+  if (n <= 0 || size_t(n) >= name.size()) return {};
+  name.resize(size_t(n));
+  if (name.front() != '/' || name.ends_with(" (deleted)")) return {};
+  return name;
+}
+
 Result<bool> PosixFile::removed() {
   auto st = file_status();
   if (!st) return st.status();

@@ -27,6 +27,7 @@ class PosixFile : public File {
   Result<uint64_t> size() override;
   Result<bool> removed() override;
   DataRun data_run(uint64_t offset) override;
+  std::string current_name() override;
   Status try_lock(LockMode mode) override;
   std::optional<int> lock_holder() override;
   Status lock_byte_shared(uint64_t offset) override;

@@ -127,6 +127,7 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
 
 Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   auto file = fs_.open(path_, mode, IoEngine::kSync);
+  if (!file && file.status().code() == Code::kMissing) return std::unique_ptr<File>();
   if (!file) return file.status();
   if (leads_elsewhere(fs_, path_, id_)) return std::unique_ptr<File>();
   return file;

@@ -167,6 +167,8 @@ class ReadersFile {
   // The epoch moved and the file marked closed, before the writer unlinks it.
   Status close_for_readers();
   const std::string& path() const { return path_; }
+  // Its name since its directory moved (JournaledFile::follow_moved_journal).
+  void moved_to(std::string path) { path_ = std::move(path); }
 
  private:
   struct Window {
@@ -176,9 +178,12 @@ class ReadersFile {
   ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, std::optional<FileId> id)
       : fs_(fs), path_(std::move(path)), epoch_(epoch), id_(id) {}
   // The readers file by its name, for a probe or a header, or null where the
-  // name leads to another file by now: moved away with its directory while
-  // the writer works (mv run/ run.old/), it may be another writer's, which
-  // this one must leave alone, and through which no reader finds this one.
+  // name leads to another file by now, or to none: moved away with its
+  // directory while the writer works (mv run/ run.old/), it may be another
+  // writer's, which this one must leave alone, and through which no reader
+  // finds this one.  The writer goes on without readers, as sec2's writer
+  // goes on in a moved directory; readers that open the file by its new
+  // name are not held off (design.md §6).
   Result<std::unique_ptr<File>> reopen(OpenMode mode);
   Status hold_off_until(WallClock::time_point until);
   Result<uint64_t> read_late_mark();

@@ -218,7 +218,8 @@ TEST_CASE("a close after the working directory changed leaves no journal that wo
 // A job's directory moved aside while the job runs (mv run/ run.old/), and
 // the job started again in a new run/: the names the first job opened now
 // lead to the second's journal and readers file, which its close must
-// leave alone.  Its own stay beside its file, which is whole.
+// leave alone.  Its own are removed where they went, beside its file,
+// which is whole.
 TEST_CASE("a close leaves alone the journal that took its journal's name since the open") {
   TempDir top;
   const std::string run = top.path("run"), old = top.path("run.old");
@@ -238,4 +239,34 @@ TEST_CASE("a close leaves alone the journal that took its journal's name since t
   CHECK(test::read_file(run + "/t.h5.jnl") == theirs);
   CHECK(test::read_file(run + "/t.h5.jnl.readers") == theirs);
   CHECK(test::read_file(old + "/t.h5") == content);
+  CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl"));
+  CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl.readers"));
+}
+
+// The same, with nothing made in its place: the names the writer opened
+// lead nowhere.  It goes on as sec2's writer would, committing and
+// checkpointing (whose readers file it can no longer reach by name), and
+// its close removes its journal and readers file where they went: one
+// left there would make h5recover --check call the whole file unrecovered.
+TEST_CASE("a writer whose directory moved goes on, and its close removes its journal where it went") {
+  TempDir top;
+  const std::string run = top.path("run"), old = top.path("run.old");
+  std::filesystem::create_directory(run);
+  JournalOptions opts = options(run + "/t.h5.jnl", IoEngine::kSync, 64 << 10);
+  std::vector<std::byte> content = hdf5_like_file();
+  auto f = JournaledFile::open(run + "/t.h5", Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, content, 0));
+  REQUIRE((*f)->commit());
+  std::filesystem::rename(run, old);
+  for (int step = 0; step < 8; ++step) {  // 8 commits of 16 KiB, below the committed end: journaled
+    std::fill(content.begin() + 1024, content.begin() + 1024 + (16 << 10), std::byte(step));
+    REQUIRE((*f)->write(1024, std::span(content).subspan(1024, 16 << 10), 0));
+    REQUIRE((*f)->commit());
+  }
+  CHECK((*f)->stats().checkpoints > 0);
+  REQUIRE((*f)->close());
+  CHECK(test::read_file(old + "/t.h5") == content);
+  CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl"));
+  CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl.readers"));
 }
