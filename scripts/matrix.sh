@@ -31,7 +31,7 @@ source "$(dirname "$0")/common.sh"
 # the engine they test uses no HDF5 (journal/), so every cell would repeat
 # stage 1's run of them.
 MATRIX_TESTS='^(another_hdf5_copy|crash_default|crash_latest|same_dump_default|same_dump_latest|h5recover|config_errors|no_mpi_in_serial_programs|second_open|live_readers|h5py_.*|netcdf_.*|fortran|mpi_.*np2.*)$'
-MATRIX_TARGETS=(h5journal h5recover timestep_sim crash_test features journal_tamper exiting_lock_holder open_by_name
+MATRIX_TARGETS=(h5journal h5recover timestep_sim crash_test features journal_tamper exiting_lock_holder sparse_writer open_by_name
   second_open verifying_readers
   busy_writer h5journal_bench load_as_fake_hdf5)
 MATRIX_MPI_TARGETS=(parallel_patterns rank_death parallel_timesteps file_per_process)
