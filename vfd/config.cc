@@ -1,6 +1,5 @@
 #include "config.h"
 
-
 #include <climits>
 #include <cstdio>
 #include <cstdlib>

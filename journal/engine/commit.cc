@@ -541,12 +541,9 @@ Status JournaledFile::retire_journal() {
 // would make h5recover --check report a file that closed whole as needing
 // recovery.
 void JournaledFile::follow_moved_journal() {
-  if (!journal_ || !journal_id_) return;
-  auto here = opts_.fs->id(opts_.journal_path);
-  if (here && *here == *journal_id_) return;
+  if (!journal_ || leads_to(*opts_.fs, opts_.journal_path, journal_id_)) return;
   std::string now = journal_->current_name();
-  auto there = now.empty() ? Result<FileId>(Status(Code::kMissing, "no name")) : opts_.fs->id(now);
-  if (!there || *there != *journal_id_) return;
+  if (now.empty() || !leads_to(*opts_.fs, now, journal_id_)) return;
   opts_.journal_path = now;
   if (readers_) readers_->moved_to(readers_path_for(now));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <span>
 
 #include "aligned_buffer.h"
 
@@ -61,6 +62,21 @@ class RunWriter {
     reach_ = std::max(reach_, addr + n);
     if (!kept_.empty() && kept_.back().addr + kept_.back().len == addr) kept_.back().len += n;
     else kept_.push_back({addr, n});
+  }
+  // [addr, addr + len) in rooms of up to kRun bytes, each filled by
+  // fill(room, its offset in the range) and kept once filled: a room
+  // `fill` fails to fill is not kept.
+  template <class Fill>
+  Status put(uint64_t addr, uint64_t len, const Fill& fill) {
+    for (uint64_t done = 0; done < len;) {
+      size_t n = size_t(std::min<uint64_t>(len - done, kRun));
+      auto room = next(addr + done, n);
+      if (!room) return room.status();
+      H5J_RETURN_IF_ERROR(fill(*room, done));
+      keep(addr + done, n);
+      done += n;
+    }
+    return Status::ok();
   }
   // The end of the highest byte kept so far.
   uint64_t reach() const { return reach_; }
@@ -157,14 +173,10 @@ Status write_zeros(uint64_t addr, uint64_t end, RunWriter& out) {
     if (!run) return run.status();
     uint64_t from = std::max(addr, run->first), to = std::min(end, run->end);
     if (from >= to) return Status::ok();  // a hole to the end, or no data past `addr`
-    for (uint64_t a = from; a < to;) {
-      size_t n = size_t(std::min<uint64_t>(to - a, RunWriter::kRun));
-      auto room = out.next(a, n);
-      if (!room) return room.status();
-      std::fill(room->begin(), room->end(), std::byte(0));
-      out.keep(a, n);
-      a += n;
-    }
+    H5J_RETURN_IF_ERROR(out.put(from, to - from, [](std::span<std::byte> room, uint64_t) {
+      std::fill(room.begin(), room.end(), std::byte(0));
+      return Status::ok();
+    }));
     addr = to;
   }
   return Status::ok();
@@ -186,20 +198,10 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
       status = write_zeros(addr, std::min(e.addr + e.len, end), out);
       return;
     }
-    uint64_t src = ExtentMap::source_at(e.src, addr - e.addr), left = std::min(e.addr + e.len, end) - addr;
-    while (left > 0) {
-      size_t n = size_t(std::min<uint64_t>(left, RunWriter::kRun));
-      auto room = out.next(addr, n);
-      if (!room) {
-        status = room.status();
-        return;  // no room: nothing to keep
-      }
-      if (status = journal(src, *room); !status) return;  // unread: nothing to keep
-      out.keep(addr, n);
-      addr += n;
-      src = ExtentMap::source_at(src, n);
-      left -= n;
-    }
+    uint64_t src = ExtentMap::source_at(e.src, addr - e.addr);
+    status = out.put(addr, std::min(e.addr + e.len, end) - addr, [&](std::span<std::byte> room, uint64_t done) {
+      return journal(ExtentMap::source_at(src, done), room);
+    });
   });
   return status;
 }

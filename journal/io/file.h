@@ -169,6 +169,12 @@ class FileSystem {
   virtual Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) = 0;
 };
 
+// Whether `path` still names `id`, the file opened under it earlier.
+inline bool leads_to(FileSystem& fs, const std::string& path, const std::optional<FileId>& id) {
+  auto now = fs.id(path);
+  return id && now && *now == *id;
+}
+
 // Whether `path` now names a file other than `id`, the one opened under it
 // earlier: moved away (with its directory, say), its name may have been
 // taken by another file since.  False when nothing is there or nothing is
