@@ -212,9 +212,9 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
       for (uint64_t b = 0; b < p.bytes(); ++b) log.push_back(std::byte(rng()));
     }
     uint64_t limit = placing % 3 == 0 ? rng() % model.size() : UINT64_MAX;
-    for (const auto& [p, src] : extents)  // oldest first: the newest wins
-      p.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
-        for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[src + packed + (b - a)];
+    for (const auto& extent : extents)  // oldest first: the newest wins
+      extent.first.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
+        for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[extent.second + packed + (b - a)];
       });
     REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, gaps, nullptr, &run));
     f.check();
