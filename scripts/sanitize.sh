@@ -5,7 +5,9 @@
 # The crash-state explorer and the fault sweep run smaller there (250
 # states under CI's budget, 3,000 under --long, and the timesteps workload;
 # 50 and 300 MPI states and the mpi-inplace workload: test/CMakeLists.txt),
-# since ASan slows them about 40-fold.
+# since ASan slows them about 40-fold.  clang builds it: with the
+# sanitizers it compiles the tree in under half of GCC's time (14 against
+# 30 minutes of CPU from empty caches).
 #   sanitize.sh [--build-only | CTEST-ARGS...]
 # ThreadSanitizer is not run.  The engine's one thread is durable_within's
 # (background_sync.h), which shares only what its mutex guards with the
@@ -17,7 +19,7 @@ source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
 ASAN_DIR=$ROOT_DIR/build-asan
 say "building with ASan + UBSan in $ASAN_DIR"
-configure_h5journal "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" -DH5JOURNAL_SANITIZE=ON
+CC=clang-14 CXX=clang++-14 configure_h5journal "$ASAN_DIR" -DHDF5_ROOT="$HDF5_PREFIX" -DCMAKE_PREFIX_PATH="$HDF5_PREFIX" -DH5JOURNAL_SANITIZE=ON
 cmake --build "$ASAN_DIR" -j "$JOBS"
 [[ ${1:-} == --build-only ]] && exit 0
 say "running the test suite under ASan + UBSan"
