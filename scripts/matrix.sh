@@ -38,14 +38,11 @@ MATRIX_MPI_TARGETS=(parallel_patterns rank_death parallel_timesteps file_per_pro
 DEBIAN_HDF5=/usr/lib/x86_64-linux-gnu/hdf5
 
 # Builds in $1 with the CMake options that follow, which say where HDF5 is,
-# and runs the subset.  Runs on this machine or in the chroot.  The cells
-# build without debug information, which no test reads: it is a third of
-# the compile time.
+# and runs the subset.  Runs on this machine or in the chroot.
 build_and_test() {
   local build=$1
   shift
-  configure_h5journal "$build" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" "$@"
+  configure_h5journal "$build" "$@"
   grep -E "^-- (HDF5|h5py)" "$build.configure.log"
   local targets=("${MATRIX_TARGETS[@]}")
   if [[ $MATRIX_TESTS == *"|h5recover|"* ]]; then targets+=("${MATRIX_H5RECOVER_TARGETS[@]}"); fi
