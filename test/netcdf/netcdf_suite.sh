@@ -36,14 +36,16 @@ get_source() {
   apt-get source -q netcdf > source.log 2>&1 || { tail source.log; echo "FAIL: apt-get source netcdf"; return 1; }
 }
 
-# Builds netCDF-C and its tests in WORK/build (ccache makes a rebuild cheap).
+# Builds netCDF-C and its tests in WORK/build (ccache makes a rebuild cheap),
+# unoptimised: 70 s of CPU against Release's 172, and its suite runs in the
+# same time (94 s against 91 through the driver), since HDF5 does its work.
 build() {
   get_source
   local src
   src=$(ls -d "$work"/netcdf-*/ | head -1)
   mkdir -p build && cd build
   rm -f built
-  cmake "$src" -DCMAKE_BUILD_TYPE=Release -DNETCDF_ENABLE_DAP=OFF -DNETCDF_ENABLE_BYTERANGE=OFF \
+  cmake "$src" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS=-O0 -DNETCDF_ENABLE_DAP=OFF -DNETCDF_ENABLE_BYTERANGE=OFF \
     -DNETCDF_ENABLE_NCZARR=OFF -DNETCDF_ENABLE_TESTS=ON -DCMAKE_C_COMPILER_LAUNCHER=ccache > configure.log 2>&1 ||
     { tail -20 configure.log; return 1; }
   cmake --build . -j "${JOBS:-2}" > build.log 2>&1 || { tail -20 build.log; return 1; }
