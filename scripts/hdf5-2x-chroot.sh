@@ -21,6 +21,7 @@
 set -euo pipefail
 
 source "$(dirname "$0")/common.sh"  # CACHE_DIR
+SCRIPT=$(realpath "${BASH_SOURCE[0]}")
 MIRROR=http://deb.debian.org/debian
 PACKAGES=(build-essential cmake pkg-config file ccache
           libhdf5-dev libhdf5-mpich-dev hdf5-tools mpich
@@ -50,37 +51,33 @@ choose_suite() {
   return 1
 }
 
-mount_into() {  # root checkout
-  local root=$1 src=$2
-  mountpoint -q "$root" || mount --bind "$root" "$root"  # a mount point, for unshare inside
-  for d in proc sys dev dev/pts dev/shm; do
-    mkdir -p "$root/$d"
-    mountpoint -q "$root/$d" || mount --bind "/$d" "$root/$d"
-  done
-  mkdir -p "$root/src"
-  # Always this checkout: a run that was killed may have left another bound.
-  if mountpoint -q "$root/src"; then umount -l "$root/src"; fi
-  mount --bind "$src" "$root/src"
+# CMD run inside ROOT, with the checkout bound at /src and /proc, /sys and
+# /dev bound, in a mount namespace of its own: the binds end with CMD,
+# however it ends, and runs side by side (one cell's tests beside the next
+# cell's build) cannot unbind each other's.
+in_root() {  # root checkout cmd...
+  unshare --mount --propagation private "$SCRIPT" --bound "$@"
 }
 
-unmount_from() {
-  local root=$1
-  for d in src dev/shm dev/pts dev sys proc; do
-    mountpoint -q "$root/$d" && umount -l "$root/$d"
+bound() {  # root checkout cmd...: in_root's namespace
+  local root=$1 src=$2 d
+  shift 2
+  mount --bind "$root" "$root"  # a mount point, for unshare inside
+  for d in proc sys dev dev/pts dev/shm; do
+    mkdir -p "$root/$d"
+    mount --bind "/$d" "$root/$d"
   done
-  mountpoint -q "$root" && umount -l "$root"
-  return 0
+  mkdir -p "$root/src"
+  mount --bind "$src" "$root/src"
+  chroot "$root" "$@"
 }
 
 install_into() {  # root package...
   local root=$1
   shift
   mkdir -p /var/empty
-  mount_into "$root" /var/empty
-  chroot "$root" apt-get update -q >&2
-  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
-  chroot "$root" apt-get clean >&2
-  unmount_from "$root"
+  in_root "$root" /var/empty sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@" >&2
 }
 
 # A chroot made before PACKAGES last grew gets what it lacks.
@@ -106,13 +103,10 @@ create() {
   command -v debootstrap > /dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >&2
   local suite
   suite=$(choose_suite)
-  ROOT="$CACHE_DIR/chroot-$suite"
-  local root=$ROOT
-  unmount_from "$root" 2>/dev/null || true
+  local root="$CACHE_DIR/chroot-$suite"
   rm -rf --one-file-system "$root"
   log "debootstrap $suite into $root"
   debootstrap --variant=minbase "$suite" "$root" "$MIRROR" >&2
-  trap 'unmount_from "$ROOT"' EXIT
   # A mirror's Release file may be past its Valid-Until; its signature still counts.
   echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99h5journal"
   # The clean system (clean-run) is this one before its packages: kept now,
@@ -130,10 +124,9 @@ create() {
 run() {
   local src=$1
   shift
-  ROOT=$(create | tail -1)
-  trap 'unmount_from "$ROOT"' EXIT
-  mount_into "$ROOT" "$src"
-  chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 CI="${CI:-}" \
+  local root
+  root=$(create | tail -1)
+  in_root "$root" "$src" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 CI="${CI:-}" \
     JOBS="${JOBS:-2}" H5JOURNAL_TEST_BUDGET="${H5JOURNAL_TEST_BUDGET:-ci}" "$@"
 }
 
@@ -161,16 +154,15 @@ clean_run() {
   local tarball
   tarball=$(clean_base | tail -1)
   ROOT=$(mktemp -d /var/tmp/h5journal-clean.XXXXXX)
-  trap 'unmount_from "$ROOT"; rm -rf --one-file-system "$ROOT"' EXIT
+  trap 'rm -rf --one-file-system "$ROOT"' EXIT
   tar -C "$ROOT" -xf "$tarball"
-  mount_into "$ROOT" "$src"
-  chroot "$ROOT" apt-get update -q >&2
-  chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "/src/${deb#"$src"/}" hdf5-tools >&2
-  chroot "$ROOT" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
+  in_root "$ROOT" "$src" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "$1" hdf5-tools' sh "/src/${deb#"$src"/}" >&2
+  in_root "$ROOT" "$src" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
 }
 
 case "${1:-}" in
+  --bound) shift; bound "$@" ;;
   create) create ;;
   run) shift; run "$@" ;;
   clean-base) clean_base ;;
