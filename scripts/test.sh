@@ -91,7 +91,8 @@ kill_tree() {  # PID: it and every process below it
   prebuild fuzz "$ROOT_DIR/scripts/fuzz.sh" --build-only
   prebuild hdf5-tests "$ROOT_DIR/scripts/hdf5-conformance.sh" --build-only
   until_prebuilt clean-system  # the 2.x cells build in the chroot
-  prebuild 2.x "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial 2.x-mpich
+  prebuild 2.x-serial "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-serial
+  prebuild 2.x-mpich "$ROOT_DIR/scripts/matrix.sh" --build-only 2.x-mpich
   [[ $lane != long ]] || prebuild 1.14-serial "$ROOT_DIR/scripts/matrix.sh" --build-only 1.14-serial
 ) &
 (
@@ -114,12 +115,13 @@ conformance_args=(--no-docs)
 await_prebuilt hdf5-tests
 "$ROOT_DIR/scripts/hdf5-conformance.sh" "${conformance_args[@]}"
 stage "HDF5 2.x serial (Debian's libhdf5-dev), and h5py"
-# Both 2.x cells' builds, since the chroot's mounts serve one run at a time.
-await_prebuilt 2.x
+# The MPICH cell builds in the background meanwhile, in the same chroot.
+await_prebuilt 2.x-serial
 [[ $(cat "$PREBUILT/chroot.status") == 0 ]] || { cat "$PREBUILT/chroot.log"; exit 1; }
 tail -1 "$PREBUILT/chroot.log"
 "$ROOT_DIR/scripts/matrix.sh" 2.x-serial
 stage "HDF5 2.x parallel (Debian's libhdf5-mpich-dev)"
+await_prebuilt 2.x-mpich
 "$ROOT_DIR/scripts/matrix.sh" 2.x-mpich
 if [[ $lane == long ]]; then
   stage "HDF5 1.14 serial"
