@@ -6,9 +6,9 @@
 # (parallel_timesteps watch).  No open may see a mixture or go back a step.
 # And a reader without the driver (h5ls) is refused while the job runs:
 # rank 0 holds HDF5's lock on the file for the job.
-#   live_reader.sh PROGRAM H5LS WORK RANKS
+#   live_reader.sh PROGRAM H5LS WORK RANKS MIN_OPENS
 set -uo pipefail
-program=$1 h5ls=$2 work=$3 ranks=$4
+program=$1 h5ls=$2 work=$3 ranks=$4 min_opens=$5
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 2
 # Under ASan, as in same_as_mpio.sh: MPICH's hwloc leaks need the slow unwinder.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
@@ -33,7 +33,10 @@ head -5 watch.err
 field() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" watch.json; }
 ((watched == 0)) || { echo "FAIL: the reader saw a mixture or an older step (status $watched)"; exit 1; }
 # Enough opens, across enough commits (and so across checkpoints), to mean
-# something: about 950 opens over 127 steps alone, 48 over 36 under ASan.
-(($(field verified) >= 20 && $(field steps_seen) >= 10)) || { echo "FAIL: too few opens or steps seen"; exit 1; }
+# something: MIN_OPENS, over half as many steps.  About 760 opens over 118
+# steps here on 2 cores beside the suite's builds; under ASan 19 to 29 over
+# as many steps, quiet or loaded, since each open then takes 0.5 s or more
+# to check every step so far (a job twice as long gives no more).
+(($(field verified) >= min_opens && $(field steps_seen) >= min_opens / 2)) || { echo "FAIL: too few opens or steps seen"; exit 1; }
 ((failures == 0)) && echo "mpi live reader: passed"
 exit $failures
