@@ -72,11 +72,11 @@ bound() {  # root checkout cmd...: in_root's namespace
   chroot "$root" "$@"
 }
 
-install_into() {  # root package...
-  local root=$1
-  shift
-  mkdir -p /var/empty
-  in_root "$root" /var/empty sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+# apt installs each PACKAGE (a name, or a .deb's path under /src) into ROOT.
+install_into() {  # root checkout package...
+  local root=$1 src=$2
+  shift 2
+  in_root "$root" "$src" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@" >&2
 }
 
@@ -88,7 +88,8 @@ install_missing() {  # root
   done
   ((${#missing[@]})) || return 0
   log "installing ${missing[*]} into $root"
-  install_into "$root" "${missing[@]}"
+  mkdir -p /var/empty
+  install_into "$root" /var/empty "${missing[@]}"
 }
 
 create() {
@@ -113,7 +114,8 @@ create() {
   # it costs a tar instead of a second debootstrap.
   local tarball="$CACHE_DIR/clean-$suite.tar"
   tar -C "$root" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
-  install_into "$root" "${PACKAGES[@]}"
+  mkdir -p /var/empty
+  install_into "$root" /var/empty "${PACKAGES[@]}"
   local hdf5
   hdf5=$(chroot "$root" dpkg-query -W -f='${Version}' libhdf5-dev)
   echo "$suite libhdf5-dev $hdf5" > "$root/.complete"
@@ -156,8 +158,7 @@ clean_run() {
   ROOT=$(mktemp -d /var/tmp/h5journal-clean.XXXXXX)
   trap 'rm -rf --one-file-system "$ROOT"' EXIT
   tar -C "$ROOT" -xf "$tarball"
-  in_root "$ROOT" "$src" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "$1" hdf5-tools' sh "/src/${deb#"$src"/}" >&2
+  install_into "$ROOT" "$src" "/src/${deb#"$src"/}" hdf5-tools
   in_root "$ROOT" "$src" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
 }
 

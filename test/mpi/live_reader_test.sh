@@ -35,8 +35,9 @@ field() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" watch.json; }
 # Enough opens, across enough commits (and so across checkpoints), to mean
 # something: MIN_OPENS, over 10 steps or more.  636 to 762 opens over 117
 # steps here on 2 cores, 239 over 83 in Debian's 2.x MPICH cell; under ASan
-# 19 to 29 over as many steps, quiet or loaded, since each open then takes 0.5 s or more
-# to check every step so far (a job twice as long gives no more).
+# 19 to 29 over as many steps, quiet or loaded, since each open then takes
+# 0.5 s or more to check every step so far (a job twice as long gives no
+# more).
 (($(field verified) >= min_opens && $(field steps_seen) >= 10)) || { echo "FAIL: too few opens or steps seen"; exit 1; }
 ((failures == 0)) && echo "mpi live reader: passed"
 exit $failures
