@@ -41,22 +41,28 @@ JOURNAL_CONFIGS = {
 }
 # durable=100ms's interval, in ms: the bound its durability lag is held to.
 WITHIN_MS = 100
-DRIVERS = ["sec2", "sec2-durable", "sec2-close-durable"] + list(JOURNAL_CONFIGS) + ["core"]
+# durable=100ms's floor: sec2 with an fdatasync of the file every interval
+# from a thread, and a durable close.  What the disk alone costs to keep
+# sec2's writes within the interval of durable; in a run shorter than the
+# interval, the close's fsync alone.  A durable=100ms target that this
+# misses too is blocked by the disk, not by the journal.
+WITHIN_FLOOR = "sec2-interval-durable"
+DRIVERS = ["sec2", "sec2-durable", "sec2-close-durable", WITHIN_FLOOR] + list(JOURNAL_CONFIGS) + ["core"]
 # The default journal, with each engine, durable and not, against the two
 # sec2s: the drivers of the new shapes and of the larger sizes.
-FEW_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/sync", "journal/nosync", "journal/within"]
+FEW_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/sync", "journal/nosync", "journal/within", WITHIN_FLOOR]
 # The durable ones, for the time series sweep and the checkpoint in parts.
 DURABLE_DRIVERS = ["sec2-durable", "journal/uring", "journal/sync"]
 # sec2-close-durable (an fsync after H5Fclose only) is durable=100ms's floor:
 # its close, too, is durable.
-SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync", "journal/within", "sec2-close-durable"]
+SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync", "journal/within", "sec2-close-durable", WITHIN_FLOOR]
 # W4's step sizes whose durability lag under durable=100ms is measured.
 LAG_KIB = (64, 1024)
 # W4 over many intervals of durable=100ms (the sweep's samples take less
 # than one, so their close syncs the whole run): against plain sec2 and
 # the disk's own floor, sec2 with an fdatasync every 100 ms and a durable
 # close (sec2-interval-durable).
-LONG_DRIVERS = ["sec2", "sec2-interval-durable", "sec2-close-durable", "journal/nosync", "journal/within"]
+LONG_DRIVERS = ["sec2", WITHIN_FLOOR, "sec2-close-durable", "journal/nosync", "journal/within"]
 # A file per time step (created, written, closed with no H5Fflush): the
 # journal's three settings against sec2, durable and not.
 FILES_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/nosync", "journal/within"]
@@ -311,6 +317,14 @@ def throughput(samples):
     return statistics.median(s["bytes"] / s["seconds"] / 1e6 for s in samples)
 
 
+def ops_per_second(samples):
+    return median(samples, "operations_per_second")
+
+
+def commits_per_second(samples):
+    return median(samples, "commits_per_second")
+
+
 def fastest(samples):
     return max(s["bytes"] / s["seconds"] / 1e6 for s in samples)
 
@@ -329,9 +343,34 @@ class Report:
             self.add("| " + " | ".join(str(c) for c in r) + " |")
         self.add("")
 
-    def target(self, what, value, goal, met, met_by_fastest=False):
-        verdict = "met" if met else "met by the fastest samples" if met_by_fastest else "**missed**"
-        self.verdicts.append((what, value, goal, verdict))
+    def target(self, what, value, goal, met, met_by_fastest=False, rounds="", blocked_by=""):
+        """`rounds`: the spread of the ratio over the rounds (round_ratios).
+        `blocked_by`: why the disk alone cannot reach the goal, measured in
+        this run; said only of a target not met."""
+        verdict = ("met" if met else "met by the fastest samples" if met_by_fastest else
+                   f"blocked by the disk: {blocked_by}" if blocked_by else "**missed**")
+        self.verdicts.append((what, value, goal, rounds, verdict))
+
+    def targets_table(self):
+        self.add("### Targets", "")
+        if not any(rounds for _, _, _, rounds, _ in self.verdicts):
+            self.table(["target", "measured", "goal", "verdict"], [(w, m, g, v) for w, m, g, _, v in self.verdicts])
+            return
+        self.add("rounds: the ratio in each round alone (its samples ran side by side), the highest and lowest "
+                 "left out: the noise a median ratio carries.", "")
+        self.table(["target", "measured", "goal", "rounds", "verdict"], self.verdicts)
+
+
+def round_ratios(num, den, stat):
+    """The ratio of `stat` in each round, sorted: the i-th samples of two
+    drivers ran in the same round, one after the other (Bench.alternate)."""
+    return sorted(stat([a]) / stat([b]) for a, b in zip(num, den))
+
+
+def inner_range(ratios):
+    """The rounds' ratios without the highest and the lowest (from 5 rounds)."""
+    inner = ratios[1:-1] if len(ratios) >= 5 else ratios
+    return f"{inner[0]:.2f}–{inner[-1]:.2f}x" if inner else ""
 
 
 def index_kib_per_gib(samples):
@@ -465,7 +504,7 @@ def main():
     report_index(rep, w2[b.size("w2_edge")[0]])
     for ops, res in w3.items():
         report_per_driver(rep, f"W3 metadata-heavy: {ops} operations, a commit every 100", res, "operations/s",
-                          lambda s: median(s, "operations_per_second"))
+                          ops_per_second)
     report_w4(rep, b.size("w4_steps"), w4, w4_sync_us)
     report_sweep(rep, sweep)
     report_lag(rep, lag, sweep, bare_write, bare_sync)
@@ -478,24 +517,34 @@ def main():
     report_live_readers(rep, *live)
 
     # Targets: each a ratio measured in this run.
-    def ratio_target(what, num, den, goal):
-        r = num / den
-        rep.target(what, f"{r:.2f}x", f">= {goal:g}x", r >= goal)
+    def ratio_target(what, num, den, goal, stat=throughput):
+        r = stat(num) / stat(den)
+        rep.target(what, f"{r:.2f}x", f">= {goal:g}x", r >= goal, rounds=inner_range(round_ratios(num, den, stat)))
+
+    # durable=100ms against plain sec2, beside its floor: the same writes
+    # made durable within the interval by sec2 (WITHIN_FLOOR).  Where the
+    # floor itself misses the goal, the goal is held against the floor.
+    def within_target(what, res, stat=throughput, goal=0.9):
+        r, floor = (stat(res[d]) / stat(res["sec2"]) for d in ("journal/within", WITHIN_FLOOR))
+        blocked = ""
+        if floor < goal:
+            of_floor = r / floor
+            blocked = (f"{WITHIN_FLOOR} reaches {floor:.2f}x; the journal {of_floor:.2f}x of it, "
+                       + ("met" if of_floor >= goal else "**missed**"))
+        rep.target(f"{what} journal/within vs sec2", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
+                   rounds=inner_range(round_ratios(res["journal/within"], res["sec2"], stat)), blocked_by=blocked)
 
     def bytes_target(what, samples, key="disk_bytes", data="bytes"):
         amp = bytes_per_byte(samples, key, data)
         rep.target(f"{what}: bytes to disk / data, journal/uring", f"{amp:.2f}x", "<= 1.1x", amp <= 1.1)
 
     for size, res in w1.items():
-        ratio_target(f"W1 {size} MiB journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 1.3)
-        ratio_target(f"W1 {size} MiB journal/nosync vs sec2", throughput(res["journal/nosync"]),
-                     throughput(res["sec2"]), 0.95)
+        ratio_target(f"W1 {size} MiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.3)
+        ratio_target(f"W1 {size} MiB journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.95)
         bytes_target(f"W1 {size} MiB", res["journal/uring"])
     for size, res in w2.items():
-        ratio_target(f"W2 {size}³ journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 2)
-        ratio_target(f"W2 {size}³ journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 3)
+        ratio_target(f"W2 {size}³ journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 2)
+        ratio_target(f"W2 {size}³ journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 3)
         bytes_target(f"W2 {size}³", res["journal/uring"])
     first_w2 = w2[b.size("w2_edge")[0]]
     for j in JOURNAL_CONFIGS:
@@ -503,17 +552,14 @@ def main():
             pct = index_kib_per_gib(first_w2[j]) / 2**20 * 100
             rep.target(f"W2 {j} raw index / data logged", f"{pct:.3f}%", "<= 1%", pct <= 1)
     for ops, res in w3.items():
-        ratio_target(f"W3 {ops} ops journal/uring vs durable sec2", median(res["journal/uring"], "operations_per_second"),
-                     median(res["sec2-durable"], "operations_per_second"), 1.0)
-        ratio_target(f"W3 {ops} ops journal/nosync vs sec2", median(res["journal/nosync"], "operations_per_second"),
-                     median(res["sec2"], "operations_per_second"), 0.9)
-        ratio_target(f"W3 {ops} ops journal/within vs sec2", median(res["journal/within"], "operations_per_second"),
-                     median(res["sec2"], "operations_per_second"), 0.9)
+        ratio_target(f"W3 {ops} ops journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0,
+                     ops_per_second)
+        ratio_target(f"W3 {ops} ops journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9, ops_per_second)
+        within_target(f"W3 {ops} ops", res, ops_per_second)
     for kib, res in sweep.items():
         r = median(res["journal/uring"], "commit_p50_us") / median(res["bare"], "p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / bare write + fdatasync", f"{r:.2f}x", "<= 1.3x", r <= 1.3)
-        ratio_target(f"W4 {kib} KiB journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 1.0)
+        ratio_target(f"W4 {kib} KiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0)
         p50 = median(res["journal/uring"], "commit_p50_us") / median(res["sec2-durable"], "commit_p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / durable sec2's", f"{p50:.2f}x", "<= 1.0x", p50 <= 1.0)
         f = flushes(res["journal/uring"], "steady_commits", "steady_flushes")
@@ -521,31 +567,26 @@ def main():
             rep.target(f"W4 {kib} KiB device flushes per commit, journal/uring", f"{f:.2f}", "<= 1.05", f <= 1.05)
         if kib >= 1024:
             bytes_target(f"W4 {kib} KiB steps", res["journal/uring"], "steady_disk_bytes", "steady_bytes")
-        ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", throughput(res["journal/nosync"]),
-                     throughput(res["sec2"]), 0.9)
-        ratio_target(f"W4 {kib} KiB journal/within vs sec2", throughput(res["journal/within"]),
-                     throughput(res["sec2"]), 0.9)
+        ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
+        within_target(f"W4 {kib} KiB", res)
     for (kib, steps), res in long_w4.items():
-        ratio_target(f"W4 {kib} KiB, {steps} steps, journal/within vs sec2", throughput(res["journal/within"]),
-                     throughput(res["sec2"]), 0.9)
+        within_target(f"W4 {kib} KiB, {steps} steps,", res)
     for kib, samples in lag.items():
         p99, allowed = median(samples, "durability_lag_p99_ms"), lag_bound_ms(kib, sweep, bare_write, bare_sync)
         rep.target(f"W4 {kib} KiB journal/within durability lag p99", f"{p99:.1f} ms", f"<= {allowed:.1f} ms",
                    p99 <= allowed)
     for (n, layout, stride), res in strided.items():
         shape = f"strided {layout} stride {stride}, {n * 8 / 2**20:g} MiB"
-        ratio_target(f"{shape}: journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 1.0)
-        ratio_target(f"{shape}: journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 1.0)
-        ratio_target(f"{shape}: journal/within vs sec2", throughput(res["journal/within"]), throughput(res["sec2"]), 0.9)
+        ratio_target(f"{shape}: journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 1.0)
+        ratio_target(f"{shape}: journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0)
+        within_target(f"{shape}:", res)
     for (layout, dims, processes), res in particles.items():
         shape = f"h5bench {layout} {dims}-D, {processes} process(es)"
-        ratio_target(f"{shape}: journal/nosync vs sec2", throughput(res["journal/nosync"]), throughput(res["sec2"]), 0.9)
-        ratio_target(f"{shape}: journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 1.0)
+        ratio_target(f"{shape}: journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
+        ratio_target(f"{shape}: journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0)
     for mib, res in parts.items():
-        ratio_target(f"checkpoint in parts, {mib} MiB: journal/uring vs durable sec2", throughput(res["journal/uring"]),
-                     throughput(res["sec2-durable"]), 1.0)
+        ratio_target(f"checkpoint in parts, {mib} MiB: journal/uring vs durable sec2", res["journal/uring"],
+                     res["sec2-durable"], 1.0)
         bytes_target(f"checkpoint in parts, {mib} MiB", res["journal/uring"])
     for mib, (rec, opened) in w5.items():
         rate = statistics.median(s["journal_bytes"] / s["seconds"] / 1e9 for s in rec)
@@ -555,15 +596,14 @@ def main():
             rep.target("W5 open-time recovery, 64 MiB journal", f"{t:.3f} s", "< 0.2 s", t < 0.2)
     live_rates = live[1]
     for n in (1, 4):
-        ratio_target(f"commit rate with {n} polling reader(s) vs none", median(live_rates[n], "commits_per_second"),
-                     median(live_rates[0], "commits_per_second"), 0.5)
+        ratio_target(f"commit rate with {n} polling reader(s) vs none", live_rates[n], live_rates[0], 0.5,
+                     commits_per_second)
     worst = worst_extra_rss(b.samples)
     if worst:
         label, extra = worst
         rep.target(f"peak RSS beyond sec2's, worst journal run ({label})", f"{extra:.0f} MiB",
                    f"<= {RSS_BOUND_MIB} MiB", extra <= RSS_BOUND_MIB)
-    rep.add("### Targets", "")
-    rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
+    rep.targets_table()
     rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
 
     write_outputs(args.out, "", rep, b.samples)
@@ -856,8 +896,7 @@ def main_parallel(args):
                                                                  for d in ("mpio", "mpio/coll"))
             rep.target(f"W4 {kib} KiB a rank, journal commit p50, {n} ranks, vs mpio's", f"{p50:.2f}x", "<= 1x",
                        p50 <= 1.0)
-    rep.add("### Targets", "")
-    rep.table(["target", "measured", "goal", "verdict"], rep.verdicts)
+    rep.targets_table()
     rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
     write_outputs(args.out, "parallel-", rep, b.samples)
     shutil.rmtree(args.work, ignore_errors=True)
