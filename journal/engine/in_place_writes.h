@@ -9,10 +9,14 @@
 // extended as it grows: W4's steps cost no read back.
 //
 // Past kMaxBytes written, or kMaxExtents extents, it keeps nothing more:
-// the commit syncs the file before its COMMIT instead.  A CRC costs about
-// 37 µs a MiB here (ISA-L, 27 GB/s), a second cache flush about 100 µs in
-// all: past a few MiB the flush is the cheaper, and past 64 MiB its share
-// of the time to write the bytes is below 1% (W1 writes 1 GiB a commit).
+// the commit syncs the file before its COMMIT instead.  A CRC costs 37 µs
+// a MiB on a Xeon with AVX-512 (ISA-L, 27 GB/s) and 52 to 100 µs on a Zen 3
+// EPYC, a second cache flush about 100 µs in all: past a few MiB the flush
+// is the cheaper, and past 64 MiB its share of the time to write the bytes
+// is below 1% (W1 writes 1 GiB a commit).  A commit of one flush is kept up
+// to 64 MiB all the same: the target is one flush a commit, and the CRC on
+// a second thread, beside the step's pwrite, gained nothing measurable
+// (docs/performance.md, W4's large steps).
 #pragma once
 
 #include <cstdint>
