@@ -183,7 +183,7 @@ int write(const std::string& file, uint64_t commits, uint64_t seed, int report_f
 
 struct Tally {
   uint64_t verified = 0, failed = 0, mismatched = 0, regressed = 0, last_commit = 0;
-  std::map<std::string, uint64_t> why_failed;  // the innermost error's text, cut at the first digit
+  std::map<std::string, uint64_t> why_failed;  // the innermost error's text, without_particulars
 };
 
 herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
@@ -191,12 +191,26 @@ herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
   return 0;
 }
 
-// `text` with numbers as N and quoted names as '' (paths, offsets, PIDs, the
-// garbage a reader without the driver takes for a name), printable, cut short.
+// `text` with numbers as N, quoted names as '' (offsets, PIDs, the garbage a
+// reader without the driver takes for a name) and each absolute path as its
+// last component, printable, cut short.  The paths go so that the cut keeps
+// the reason: the driver's messages start with the file's path, which a
+// CI checkout makes long.
 std::string without_particulars(const std::string& text) {
   std::string out;
   bool quoted = false;
+  size_t path_start = std::string::npos;  // in `out`, while inside a path
   for (char c : text) {
+    bool ends_path = std::isspace(static_cast<unsigned char>(c)) || c == ':' || c == ',' || c == ')' || c == ';';
+    if (path_start != std::string::npos && ends_path) path_start = std::string::npos;
+    if (path_start == std::string::npos && c == '/' && !quoted && (out.empty() || out.back() == ' ' || out.back() == '(')) {
+      path_start = out.size();
+      continue;
+    }
+    if (path_start != std::string::npos && c == '/') {
+      out.resize(path_start);  // keep only the component after the last '/'
+      continue;
+    }
     if (c == '\'') {
       quoted = !quoted;
       out += c;
