@@ -80,6 +80,14 @@ install_into() {  # root checkout package...
     apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@" >&2
 }
 
+# Debian's packages into `root`, with no checkout to bind: /var/empty stands in.
+install_packages() {  # root package...
+  local root=$1
+  shift
+  mkdir -p /var/empty
+  install_into "$root" /var/empty "$@"
+}
+
 # A chroot made before PACKAGES last grew gets what it lacks.
 install_missing() {  # root
   local root=$1 missing=() p
@@ -88,8 +96,7 @@ install_missing() {  # root
   done
   ((${#missing[@]})) || return 0
   log "installing ${missing[*]} into $root"
-  mkdir -p /var/empty
-  install_into "$root" /var/empty "${missing[@]}"
+  install_packages "$root" "${missing[@]}"
 }
 
 create() {
@@ -114,8 +121,7 @@ create() {
   # it costs a tar instead of a second debootstrap.
   local tarball="$CACHE_DIR/clean-$suite.tar"
   tar -C "$root" -cf "$tarball.partial" . && mv "$tarball.partial" "$tarball"
-  mkdir -p /var/empty
-  install_into "$root" /var/empty "${PACKAGES[@]}"
+  install_packages "$root" "${PACKAGES[@]}"
   local hdf5
   hdf5=$(chroot "$root" dpkg-query -W -f='${Version}' libhdf5-dev)
   echo "$suite libhdf5-dev $hdf5" > "$root/.complete"
