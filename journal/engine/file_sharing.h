@@ -58,6 +58,11 @@ class FileSharing {
   // (close_uncommitted.cc): under MPI the other ranks read the file's head
   // from the disk, and a close is the ranks' collective commit.
   bool holds_signature_until_commit() const { return !shared_; }
+  // A metadata rewrite journals only the bytes it changes, found against a
+  // copy of the block's last write (last_writes.h): under MPI other ranks'
+  // writes change the image without passing rank 0's, and a copy could be
+  // stale.
+  bool journals_changes_only() const { return !shared_; }
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).
   bool publishes_records() const { return shared_; }

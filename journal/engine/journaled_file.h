@@ -60,6 +60,7 @@
 #include "snapshot.h"
 #include "staged_writes.h"
 #include "transaction.h"
+#include "last_writes.h"
 #include "unwritten_space.h"
 #include "write_ahead_file.h"
 
@@ -263,6 +264,9 @@ class JournaledFile : private RecoveredImage {
   Status write_in_place(uint64_t addr, std::span<const std::byte> data);
   // Appends [addr, addr + data.size()) to the open transaction and the overlay.
   Status journal_bytes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // journal_bytes for the runs that differ from a copy of the block's last
+  // write, if one is kept (last_writes.h); else for all of it.
+  Status journal_changes(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
   Status resize(uint64_t size);
   // The staged bytes below `limit` in place (not yet durable).
   Status place_staged_below(uint64_t limit);
@@ -414,6 +418,8 @@ class JournaledFile : private RecoveredImage {
   ImageLayers image_;
   StagedWrites staged_;
   UnwrittenSpace unwritten_;  // serial writers only: space allocated this session, never written
+  LastWrites last_writes_;    // serial writers only: copies of metadata blocks as the image reads them
+  std::vector<LastWrites::Run> changed_runs_;  // journal_changes', kept between calls
   AlignedBuffer apply_run_;  // every apply's write buffer (replay.h), kept between calls
   // write_sieved's span, kept between calls and never zeroed: a strided
   // write brings a batch a call, and a fresh zeroed MiB each cost 3% of it.

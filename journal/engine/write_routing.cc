@@ -31,6 +31,7 @@ static_assert(JournaledFile::kMaxRecordBytes + kWritePayloadHeader <= kMaxPayloa
 struct PieceShape {
   uint64_t bytes = 0;                  // in all
   uint64_t lowest = UINT64_MAX;        // the lowest address
+  uint64_t highest_end = 0;            // the end of the highest byte
   bool sorted_and_disjoint = true;     // in address order, none overlapping
   uint64_t widest_gap = 0;             // between neighbours, when sorted and disjoint
 };
@@ -55,6 +56,7 @@ PieceShape shape_of(std::span<const RawPiece> pieces) {
   for (const RawPiece& p : pieces) {
     shape.bytes += p.bytes.size();
     shape.lowest = std::min(shape.lowest, p.addr);
+    shape.highest_end = std::max(shape.highest_end, p.addr + p.bytes.size());
     if (p.addr < end) shape.sorted_and_disjoint = false;
     else shape.widest_gap = std::max(shape.widest_gap, p.addr - end);
     end = p.addr + p.bytes.size();
@@ -96,6 +98,9 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
   return guarded([&] {
     H5J_RETURN_IF_ERROR(txn_->begin());
     H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, inplace_min()));
+    // After a failed write the file is poisoned (guarded), and no write
+    // will compare with a copy again.
+    if (sharing_.journals_changes_only()) last_writes_.keep(addr, data);
     return txn_->publish_to_followers();
   });
 }
@@ -105,6 +110,7 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
   PieceShape shape = shape_of(pieces);
   return guarded([&] {
     if (shape.bytes == 0) return Status::ok();
+    last_writes_.forget(shape.lowest, shape.highest_end);
     // A follower's writes are in rank 0's transaction, which only rank 0 opens.
     H5J_RETURN_IF_ERROR(follower_ ? catch_up() : txn_->begin());
     H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, shape, tag));
@@ -121,7 +127,7 @@ Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> da
     if (data.size() - journaled < inplace_min) journaled = data.size();
     // Over staged bytes, in place would be overwritten by them at the commit.
     if (staged_.touches(addr + journaled, addr + data.size())) journaled = data.size();
-    if (journaled > 0) H5J_RETURN_IF_ERROR(journal_bytes(addr, data.subspan(0, journaled), tag));
+    if (journaled > 0) H5J_RETURN_IF_ERROR(journal_changes(addr, data.subspan(0, journaled), tag));
     if (journaled < data.size()) H5J_RETURN_IF_ERROR(write_in_place(addr + journaled, data.subspan(journaled)));
   }
   unwritten_.written(addr, data.size());
@@ -158,6 +164,13 @@ Status JournaledFile::journal_bytes(uint64_t addr, std::span<const std::byte> da
     image_.journaled(addr + done, piece.size(), *at);
     done += piece.size();
   }
+  return Status::ok();
+}
+
+Status JournaledFile::journal_changes(uint64_t addr, std::span<const std::byte> data, uint32_t tag) {
+  if (!last_writes_.changed_runs(addr, data, changed_runs_)) return journal_bytes(addr, data, tag);
+  for (const LastWrites::Run& run : changed_runs_)
+    H5J_RETURN_IF_ERROR(journal_bytes(addr + run.offset, data.subspan(run.offset, run.length), tag));
   return Status::ok();
 }
 
@@ -343,6 +356,7 @@ Status JournaledFile::resize(uint64_t size) {
   image_.logical_size = size;
   txn_->changed();
   if (size > old_size) return Status::ok();
+  last_writes_.forget(size, old_size);
   // Cut bytes read as zeros through the overlay (below), not the file: a
   // write there must not go in place as if never written.
   unwritten_.written(size, old_size - size);

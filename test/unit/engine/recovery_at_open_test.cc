@@ -1,12 +1,13 @@
 // JournaledFile against a model.  Random writes (below and above the
-// protected end), shrinks and regrowths, commits, checkpoints, and crashes
+// protected end), metadata blocks rewritten in part, shrinks and regrowths, commits, checkpoints, and crashes
 // (the object dropped without close, which is what a killed process leaves,
 // since the page cache keeps every write).  After every crash the file,
 // reopened read-only and read-write, must equal the model's last commit.
 #include <doctest/doctest.h>
 
-#include <vector>
+#include <map>
 #include <random>
+#include <vector>
 
 #include "engine_test_util.h"
 #include "journaled_file.h"
@@ -19,6 +20,7 @@ namespace {
 
 struct Model {
   std::vector<std::byte> current, committed;
+  std::map<uint64_t, std::vector<std::byte>> blocks;  // rewrite_block's last write at each address
 };
 
 void model_write(Model& m, uint64_t addr, const std::vector<std::byte>& data) {
@@ -48,10 +50,32 @@ std::vector<std::pair<uint64_t, std::vector<std::byte>>> random_vector(uint64_t 
   return pieces;
 }
 
-// Half the writes are raw data (write_raw): in the data log with
-// RawMode::kLog, and half of those are vector writes.
+// HDF5's way with metadata: a block rewritten whole with a few bytes
+// changed, at one of a few addresses, so that the rewrite journals only
+// those (last_writes.h) among raw writes and cuts over the same bytes.
+// Half the time it starts from the block's last write rather than from
+// what the file holds: HDF5 writing a block back as it was over bytes
+// a raw write or a cut changed since.
+void rewrite_block(JournaledFile& f, Model& m, std::mt19937& rng) {
+  static constexpr uint64_t kBlocks[][2] = {{0, 512}, {1000, 2048}, {4096, 96}};
+  const auto [addr, len] = kBlocks[rng() % 3];
+  std::vector<std::byte>& last = m.blocks[addr];
+  std::vector<std::byte> data(len);
+  if (!last.empty() && rng() % 2) data = last;
+  else
+    for (uint64_t i = 0; i < len; ++i) data[i] = addr + i < m.current.size() ? m.current[addr + i] : std::byte(0);
+  for (unsigned k = rng() % 4; k > 0; --k) data[rng() % len] = std::byte(rng());
+  REQUIRE(f.write(addr, data, 0));
+  model_write(m, addr, data);
+  last = data;
+}
+
+// A third of the writes rewrite a metadata block.  Half the others are raw
+// data (write_raw): in the data log with RawMode::kLog, and half of those
+// are vector writes.
 void random_write(JournaledFile& f, Model& m, std::mt19937& rng) {
   uint64_t size = m.current.size();
+  if (rng() % 3 == 0) return rewrite_block(f, m, rng);
   if (rng() % 4 == 0) {
     auto pieces = random_vector(size, rng);
     std::vector<RawPiece> raw;

@@ -2,6 +2,7 @@
 // and writes in place into space declared unwritten.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -199,4 +200,83 @@ TEST_CASE_FIXTURE(FileWithSyncsSeen, "a strided vector goes in sieve spans of at
   std::vector<std::byte> expected(back.size());
   for (const RawPiece& p : pieces) std::memcpy(&expected[p.addr], p.bytes.data(), p.bytes.size());
   CHECK(back == expected);
+}
+
+// Metadata rewritten whole, as HDF5 writes a dirty block at each flush,
+// journals only the runs that changed (last_writes.h).
+namespace {
+
+std::vector<std::byte> metadata_block(int seed) {
+  std::vector<std::byte> b(4096);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::byte(i * 7 + size_t(seed));
+  return b;
+}
+
+// The bytes the journal's WRITE records hold: all of them, or the last
+// transaction's.
+uint64_t journaled(const std::string& journal, bool last_only) {
+  auto records = journal_records(journal);
+  uint64_t last = 0, bytes = 0;
+  for (const Record& r : records) last = std::max(last, r.header.txn);
+  for (const Record& r : records)
+    if (r.header.type == RecordType::kWrite && (!last_only || r.header.txn == last)) bytes += r.write.length;
+  return bytes;
+}
+
+// The file reads `block` at 0, and after a crash too.
+void check_recovers(Result<std::unique_ptr<JournaledFile>>& f, const std::string& path, const JournalOptions& opts,
+                    const std::vector<std::byte>& block) {
+  std::vector<std::byte> back(block.size());
+  REQUIRE((*f)->read(0, back));
+  CHECK(back == block);
+  f = Status(Code::kIoError, "crashed");
+  auto r = JournaledFile::open(path, Access::kReadOnly, opts);
+  REQUIRE_MESSAGE(r, r.status().message());
+  REQUIRE((*r)->read(0, back));
+  CHECK(back == block);
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(FileInDir, "a metadata rewrite journals only the runs it changed, and recovers whole") {
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  auto block = metadata_block(1);
+  REQUIRE((*f)->write(0, block, 1));  // new space: in place
+  REQUIRE((*f)->commit());
+  for (int step = 0; step < 3; ++step) {
+    block[5] = std::byte(step);           // an entry count
+    block[2000 + step * 16] ^= std::byte(0xff);  // a new entry
+    REQUIRE((*f)->write(0, block, 1));
+    REQUIRE((*f)->commit());
+  }
+  REQUIRE((*f)->write(0, block, 1));  // the same bytes again: nothing to journal
+  REQUIRE((*f)->commit());
+  CHECK(journaled(opts.journal_path, /*last_only=*/false) == 3 * (8 + 8));
+  check_recovers(f, path, opts, block);
+}
+
+// A copy must not outlive a change of the image by other means: compared
+// with it, the metadata write below would journal nothing, and the bytes
+// the raw write or the cut changed would stay.
+TEST_CASE_FIXTURE(FileInDir, "a raw write or a cut over a metadata block drops its copy") {
+  for (bool cut : {false, true}) {
+    CAPTURE(cut);
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    auto block = metadata_block(1);
+    REQUIRE((*f)->write(0, block, 1));
+    REQUIRE((*f)->commit());
+    if (cut) {
+      REQUIRE((*f)->set_size(2048));
+      REQUIRE((*f)->set_size(4096));  // [2048, 4096) reads as zeros
+    } else {
+      REQUIRE((*f)->write_raw(100, std::vector<std::byte>(100, std::byte(0xee)), 0));
+    }
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->write(0, block, 1));  // HDF5's block again, as it was
+    REQUIRE((*f)->commit());
+    CHECK(journaled(opts.journal_path, /*last_only=*/true) >= (cut ? 2048 : 100));
+    check_recovers(f, path, opts, block);
+  }
 }

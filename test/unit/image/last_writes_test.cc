@@ -1,0 +1,87 @@
+// LastWrites: copies of the last metadata writes, and the runs a rewrite
+// changes (last_writes.h).
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "last_writes.h"
+
+using namespace h5j;
+
+namespace {
+
+std::vector<std::byte> block(size_t n, int seed) {
+  std::vector<std::byte> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = std::byte(i * 7 + size_t(seed));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("last writes: a rewrite's changed runs, in whole words, joined across short gaps") {
+  LastWrites w;
+  auto old = block(4100, 1);
+  std::vector<LastWrites::Run> runs;
+  CHECK(!w.changed_runs(4096, old, runs));  // no copy yet
+  w.keep(4096, old);
+  CHECK(w.changed_runs(4096, old, runs));
+  CHECK(runs.empty());  // the same bytes: nothing to journal
+
+  auto now = old;
+  now[5] ^= std::byte(1);      // word [0, 8)
+  now[60] ^= std::byte(1);     // word [56, 64): 48 bytes after the first, joined
+  now[1000] ^= std::byte(1);   // word [1000, 1008): apart
+  now[4099] ^= std::byte(1);   // the last, partial word [4096, 4100)
+  REQUIRE(w.changed_runs(4096, now, runs));
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].offset == 0);
+  CHECK(runs[0].length == 64);
+  CHECK(runs[1].offset == 1000);
+  CHECK(runs[1].length == 8);
+  CHECK(runs[2].offset == 4096);
+  CHECK(runs[2].length == 4);
+}
+
+TEST_CASE("last writes: a copy is found only at its exact range") {
+  LastWrites w;
+  w.keep(1000, block(100, 1));
+  std::vector<LastWrites::Run> runs;
+  CHECK(!w.changed_runs(1000, block(99, 1), runs));
+  CHECK(!w.changed_runs(1008, block(92, 1), runs));
+  CHECK(w.changed_runs(1000, block(100, 2), runs));
+}
+
+TEST_CASE("last writes: a write or a forget drops the copies it overlaps") {
+  LastWrites w;
+  std::vector<LastWrites::Run> runs;
+  w.keep(0, block(100, 1));
+  w.keep(100, block(100, 1));
+  w.keep(200, block(100, 1));
+  w.keep(50, block(100, 2));  // overlaps the first two
+  CHECK(!w.changed_runs(0, block(100, 1), runs));
+  CHECK(!w.changed_runs(100, block(100, 1), runs));
+  CHECK(w.changed_runs(50, block(100, 2), runs));
+  CHECK(w.changed_runs(200, block(100, 1), runs));
+  CHECK(w.bytes() == 200);
+  w.forget(299, 300);  // the last byte of [200, 300)
+  CHECK(!w.changed_runs(200, block(100, 1), runs));
+  w.forget(0, 50);     // touches nothing kept
+  CHECK(w.changed_runs(50, block(100, 2), runs));
+  w.forget(149, 1000);
+  CHECK(!w.changed_runs(50, block(100, 2), runs));
+  CHECK(w.bytes() == 0);
+}
+
+TEST_CASE("last writes: at most kMaxCopy a block and kMaxBytes in all") {
+  LastWrites w;
+  std::vector<LastWrites::Run> runs;
+  w.keep(0, block(LastWrites::kMaxCopy + 1, 1));
+  CHECK(!w.changed_runs(0, block(LastWrites::kMaxCopy + 1, 1), runs));
+  const size_t n = LastWrites::kMaxBytes / LastWrites::kMaxCopy;
+  for (size_t i = 0; i < n; ++i) w.keep(i * LastWrites::kMaxCopy, block(LastWrites::kMaxCopy, 1));
+  CHECK(w.bytes() == LastWrites::kMaxBytes);
+  w.keep(n * LastWrites::kMaxCopy, block(8, 1));  // past the bound: the others go
+  CHECK(w.bytes() == 8);
+  CHECK(!w.changed_runs(0, block(LastWrites::kMaxCopy, 1), runs));
+  CHECK(w.changed_runs(n * LastWrites::kMaxCopy, block(8, 1), runs));
+}
