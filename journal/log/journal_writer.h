@@ -111,6 +111,9 @@ class JournalWriter {
   // The journal bytes [offset, offset + out.size()), from a buffer that still
   // holds them or else from the file.
   Status read(uint64_t offset, std::span<std::byte> out);
+  // How much more than asked a read of the file takes, for the reads after
+  // it (read_written).
+  static constexpr size_t kReadAhead = size_t(256) << 10;
 
   bool in_transaction() const { return in_txn_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
@@ -146,6 +149,9 @@ class JournalWriter {
   Status sync_all_written();
   // Makes [0, end) allocated, written journal space (zeros past the records).
   Status reserve(uint64_t end);
+  // read() of bytes no buffer holds, all below `limit`, where the ring's
+  // bytes start: through the read-ahead window.
+  Status read_written(uint64_t offset, std::span<std::byte> out, uint64_t limit);
 
   File& file_;
   JournalHeader header_;
@@ -161,6 +167,11 @@ class JournalWriter {
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
   bool preallocate_ = true;     // false after a full disk, and after stop_zeros_ahead()
   uint64_t zeros_ahead_;        // how far past the records the next zeros reach (reserve())
+  // The journal bytes [window_base_, + window_.size()), read from the file
+  // by read_written: true until reset(), since bytes below the ring's are
+  // not written again within a generation.
+  std::vector<std::byte> window_;
+  uint64_t window_base_ = 0;
 };
 
 }  // namespace h5j
