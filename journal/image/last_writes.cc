@@ -8,7 +8,7 @@ namespace h5j {
 
 namespace {
 
-constexpr size_t kWord = 8;
+constexpr size_t kWord = 8, kLine = 64;
 
 bool same_word(const std::byte* a, const std::byte* b, size_t n) {
   if (n != kWord) return std::memcmp(a, b, n) == 0;
@@ -26,6 +26,11 @@ bool LastWrites::changed_runs(uint64_t addr, std::span<const std::byte> data, st
   if (it == copies_.end() || it->second.length != data.size()) return false;
   const std::byte* old = it->second.bytes.get();
   for (size_t i = 0; i < data.size(); i += kWord) {
+    // Most of a block is the same: a line of it at a time by memcmp first.
+    if (i % kLine == 0 && i + kLine <= data.size() && std::memcmp(old + i, data.data() + i, kLine) == 0) {
+      i += kLine - kWord;
+      continue;
+    }
     size_t n = std::min(kWord, data.size() - i);
     if (same_word(old + i, data.data() + i, n)) continue;
     if (!runs.empty() && i - (runs.back().offset + runs.back().length) <= kJoinGap)
