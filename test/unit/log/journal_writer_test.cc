@@ -100,14 +100,25 @@ TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T,
 
 TEST_CASE_TEMPLATE_INVOKE(ring_test, test::UringEngine, test::SyncEngine);
 
-TEST_CASE("a record larger than the whole ring streams through it") {
+// Generation 1 of a journal in a fresh directory, through a ring of two
+// 4 KiB buffers, without durability.
+struct SmallRing {
   TempDir dir;
-  auto file = posix_filesystem().open(dir.path("big.jnl"), OpenMode::kCreateTruncate, IoEngine::kAuto);
-  REQUIRE(file);
   JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(**file, h, RingOptions{2, 4096, false}, false);
-  REQUIRE(w);
+  Result<std::unique_ptr<File>> file;
+  Result<std::unique_ptr<JournalWriter>> w = Status(Code::kInvalid, "not started");
+  explicit SmallRing(IoEngine engine)
+      : file(posix_filesystem().open(dir.path("small.jnl"), OpenMode::kCreateTruncate, engine)) {
+    REQUIRE(file);
+    h.generation = 1;
+    w = JournalWriter::start(**file, h, RingOptions{2, 4096, false}, false);
+    REQUIRE(w);
+  }
+};
+
+TEST_CASE("a record larger than the whole ring streams through it") {
+  SmallRing ring(IoEngine::kAuto);
+  auto& w = ring.w;
   REQUIRE((*w)->begin());
   auto data = pattern(100000, 3);
   auto off = (*w)->append_write(0, 0, data);
@@ -118,18 +129,13 @@ TEST_CASE("a record larger than the whole ring streams through it") {
   CHECK(back == data);
 }
 
-// Small records read back out of order, as a checkpoint reads a block
+// Small records read back one by one, as a checkpoint reads a block
 // journaled in part commit after commit (last_writes.h): from the file,
 // through the read-ahead window, never stale after a new generation
 // writes the same offsets.
 TEST_CASE("records past the ring read back through the window, and a new generation's replace them") {
-  TempDir dir;
-  auto file = posix_filesystem().open(dir.path("w.jnl"), OpenMode::kCreateTruncate, IoEngine::kSync);
-  REQUIRE(file);
-  JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(**file, h, RingOptions{2, 4096, false}, false);
-  REQUIRE(w);
+  SmallRing ring(IoEngine::kSync);
+  auto& w = ring.w;
   for (uint32_t generation = 1; generation <= 2; ++generation) {
     std::vector<std::pair<uint64_t, std::vector<std::byte>>> written;
     for (uint32_t t = 0; t < 200; ++t) {  // 200 records of 40 to 239 bytes: most of them past the ring
@@ -148,7 +154,7 @@ TEST_CASE("records past the ring read back through the window, and a new generat
       REQUIRE((*w)->read(off, back));
       CHECK(back == data);
     }
-    JournalHeader next = h;
+    JournalHeader next = ring.h;
     next.generation = generation + 1;
     next.first_txn = (*w)->next_txn();
     REQUIRE((*w)->reset(next));
