@@ -47,6 +47,16 @@ void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes) {
   sync_batch(batch);
 }
 
+void BackgroundSync::wrote(uint64_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    unsynced_bytes_ += bytes;
+    if (!thread_.joinable() || unsynced_bytes_ < budget_ / 2 || hurry_) return;
+    hurry_ = true;
+  }
+  wake_.notify_all();
+}
+
 BackgroundSync::Batch BackgroundSync::take_unsynced() {
   Batch batch{written_, unsynced_bytes_};
   syncing_bytes_ += unsynced_bytes_;
@@ -104,8 +114,9 @@ Status BackgroundSync::failure() const {
 }
 
 // An interval after the last sync began, or at its end if it took longer,
-// while something written is not yet durable.  A failed sync ends the
-// syncing: the writer reports it at its next call and stops.
+// while something written is not yet durable: a commit, or bytes written
+// ahead of one.  A failed sync ends the syncing: the writer reports it at
+// its next call and stops.
 void BackgroundSync::run() {
   std::unique_lock lock(mu_);
   Clock::time_point began = Clock::now();
@@ -114,10 +125,7 @@ void BackgroundSync::run() {
     hurry_ = false;
     began = Clock::now();
     if (stop_ || !failure_.is_ok()) continue;
-    if (written_.txn <= durable_.txn) {  // durable already: nobody waits for them
-      forget_unsynced();
-      continue;  // the next look is an interval away
-    }
+    if (written_.txn <= durable_.txn && unsynced_bytes_ == 0) continue;  // the next look is an interval away
     Batch batch = take_unsynced();
     lock.unlock();
     sync_batch(batch);
@@ -127,7 +135,7 @@ void BackgroundSync::run() {
 
 void BackgroundSync::sync_batch(const Batch& batch) {
   Clock::time_point began = Clock::now();
-  Result<bool> synced = sync_through(batch.upto);
+  Result<bool> synced = sync_through(batch);
   std::chrono::duration<double> took = Clock::now() - began;
   std::lock_guard lock(mu_);
   assert(syncing_bytes_ >= batch.bytes);  // take_unsynced added them, and only this sync takes them back
@@ -156,17 +164,23 @@ double BackgroundSync::DiskRate::bytes_per_second() const {
   return bytes >= kMeasuredMin && seconds > 0 ? double(bytes) / seconds : 0.0;
 }
 
-Result<bool> BackgroundSync::sync_through(Durable upto) {
+Result<bool> BackgroundSync::sync_through(const Batch& batch) {
   std::lock_guard one_at_a_time(sync_mu_);
   uint64_t generation;
+  bool publishes;
   {
     std::lock_guard lock(mu_);
-    if (upto.txn <= durable_.txn) return false;
+    publishes = batch.upto.txn > durable_.txn;
     generation = generation_;
+  }
+  if (!publishes) {  // bytes written ahead of any COMMIT: the file alone
+    if (batch.bytes == 0) return false;
+    H5J_RETURN_IF_ERROR(file_->sync_data());
+    return true;
   }
   H5J_RETURN_IF_ERROR(journal_ ? sync_in_commit_order(*file_, *journal_) : file_->sync_data());
   std::lock_guard lock(mu_);
-  if (generation == generation_ && upto.txn > durable_.txn) durable_ = upto;
+  if (generation == generation_ && batch.upto.txn > durable_.txn) durable_ = batch.upto;
   return true;
 }
 

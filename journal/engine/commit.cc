@@ -213,12 +213,13 @@ Status JournaledFile::commit_transaction() {
     (*in_place)->insert((*in_place)->end(), followers_in_place_.begin(), followers_in_place_.end());
   }
   H5J_RETURN_IF_ERROR(commit_declaring(unwritten, *in_place ? &**in_place : nullptr));
+  const uint64_t told = base_->in_place().told_bytes();
   base_->forget_in_place();
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   ++stats_.commits;
   if (background_ && *in_place) {
-    background_->written(txn_->records().last_committed_txn(), stats_.commits, bytes_named(**in_place));
+    background_->written(txn_->records().last_committed_txn(), stats_.commits, untold_of(**in_place, told));
   } else if (opts_.ring.durable) {
     durable_commits_ = stats_.commits;
     if (background_) background_->made_durable({durable_txn_, durable_commits_});

@@ -45,8 +45,18 @@ class InPlaceWrites {
   std::vector<Extent> extents() const;
   void forget() {
     extents_->clear();
-    bytes_ = 0;
+    bytes_ = told_ = 0;
     overflowed_ = false;
+  }
+  // The bytes written since the last take_untold_bytes() or forget(),
+  // overwrites counted again, too_many() or not: what the background's sync
+  // has yet to hear of (background_sync.h, WRITTEN AHEAD).
+  uint64_t untold_bytes() const { return bytes_ - told_; }
+  uint64_t told_bytes() const { return told_; }
+  uint64_t take_untold_bytes() {
+    uint64_t n = untold_bytes();
+    told_ = bytes_;
+    return n;
   }
 
   static constexpr size_t kMaxExtents = 4096;
@@ -58,6 +68,7 @@ class InPlaceWrites {
   // worth (too_many() past that).
   PooledMap<uint64_t, Extent> extents_;  // by address
   uint64_t bytes_ = 0;                  // written since forget()
+  uint64_t told_ = 0;                   // of bytes_, taken by take_untold_bytes()
   bool overflowed_ = false;             // past kMaxBytes or kMaxExtents: nothing kept
 };
 

@@ -33,6 +33,7 @@
 // the file or checks the poison itself.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <functional>
@@ -78,6 +79,9 @@ class JournaledFile : private RecoveredImage {
   Status read(uint64_t addr, std::span<std::byte> out) override;
   // Metadata.  Rank 0 writes all of it under MPI; a follower's are dropped.
   Status write(uint64_t addr, std::span<const std::byte> data, uint32_t tag);
+  // Under durable_within, the background hears of in-place bytes as they
+  // are written, a MiB at a time (tell_background_in_place).
+  static constexpr uint64_t kTellInPlaceEvery = uint64_t(1) << 20;
   // Raw data, one vector write: pieces in the order HDF5 gives them.
   // Appended to the data log (RawMode::kLog, and kAuto for pieces that are
   // small or overwrite), else by the write-ahead rule, nearby pieces
@@ -309,6 +313,17 @@ class JournaledFile : private RecoveredImage {
   // What the background made durable, no further than every MPI follower's
   // syncs (followers_durable.h).
   BackgroundSync::Durable background_durable() const { return followers_durable_.cap(background_->durable()); }
+  // Tells the background of the bytes written in place, once a MiB of them
+  // piles up, so that its syncs take them before their commit
+  // (background_sync.h, WRITTEN AHEAD).  Below that a commit tells them:
+  // W4's steps of 8 KiB take no lock a write.
+  void tell_background_in_place();
+  // Of a commit's in-place bytes, those not told as they were written:
+  // the followers' and the rewritten, or none if `told` covers them.
+  static uint64_t untold_of(std::span<const InPlacePayload> in_place, uint64_t told) {
+    uint64_t named = bytes_named(in_place);
+    return named - std::min(named, told);
+  }
   // A follower's step 1 under durable_within: its in-place bytes named in
   // `mine.in_place` and left to its thread, or durable now.
   Status hand_over_writes(PreparedIndex& mine);

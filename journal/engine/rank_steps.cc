@@ -89,9 +89,10 @@ Status JournaledFile::hand_over_writes(PreparedIndex& mine) {
   if (*in_place) {
     mine.in_place = std::move(**in_place);
     left_to_background_ = true;
+    const uint64_t told = base_->in_place().told_bytes();
     base_->forget_in_place();
     pending_.committed_unsynced();
-    background_->written(commit_seq_, commit_seq_, bytes_named(mine.in_place));
+    background_->written(commit_seq_, commit_seq_, untold_of(mine.in_place, told));
     mine.durable_through = background_->durable().txn;
     return Status::ok();
   }

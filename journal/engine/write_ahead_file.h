@@ -98,6 +98,7 @@ class WriteAheadFile : public SuperblockGuardFile {
   // from track_in_place() on: a commit of one flush names them.
   void track_in_place() { tracks_in_place_ = true; }
   const InPlaceWrites& in_place() const { return in_place_; }
+  uint64_t take_untold_in_place_bytes() { return in_place_.take_untold_bytes(); }
   // Whether a cut changed the file's size since the last commit: a size
   // no INPLACE record can vouch for, so the commit syncs the file first.
   bool cut_in_place() const { return cut_in_place_; }

@@ -101,6 +101,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
     // After a failed write the file is poisoned (guarded), and no write
     // will compare with a copy again.
     if (sharing_.journals_changes_only()) last_writes_.keep(addr, data);
+    tell_background_in_place();
     return txn_->publish_to_followers();
   });
 }
@@ -114,8 +115,14 @@ Status JournaledFile::write_raw(std::span<const RawPiece> pieces, uint32_t tag) 
     // A follower's writes are in rank 0's transaction, which only rank 0 opens.
     H5J_RETURN_IF_ERROR(follower_ ? catch_up() : txn_->begin());
     H5J_RETURN_IF_ERROR(write_raw_by_mode(pieces, shape, tag));
+    tell_background_in_place();
     return follower_ ? Status::ok() : txn_->publish_to_followers();
   });
+}
+
+void JournaledFile::tell_background_in_place() {
+  if (background_ && base_->in_place().untold_bytes() >= kTellInPlaceEvery)
+    background_->wrote(base_->take_untold_in_place_bytes());
 }
 
 Status JournaledFile::write_by_rule(uint64_t addr, std::span<const std::byte> data, uint32_t tag, uint64_t inplace_min) {

@@ -299,6 +299,47 @@ TEST_CASE("durable_within: the thread makes every commit durable within the inte
   REQUIRE((*f)->close());
 }
 
+// Bytes written in place long before their commit (a checkpoint dump, a
+// strided pass, a file written whole and then closed) are synced by the
+// thread as they pile up, the file alone, since no COMMIT names them yet:
+// the close, always durable, then has only the rest to sync.  Without the
+// writer telling the thread of them (tell_background_in_place) no sync
+// runs until the commit, and the first check fails; with the thread
+// syncing the journal too, the second.
+TEST_CASE("durable_within: bytes written in place ahead of their commit are synced by the thread, the file alone") {
+  struct ThreadSeen : SyncsSeen {
+    bool deterministic() const override { return false; }  // the thread runs
+    std::atomic<int> file_syncs{0}, journal_syncs{0};
+    int fdatasync(int fd) override {
+      (name_of(fd) == "file" ? file_syncs : journal_syncs)++;
+      return Syscalls::fdatasync(fd);
+    }
+  } seen;
+  FileInDir where;
+  OneDevice fs(seen, true);
+  JournalOptions o = where.opts;
+  o.fs = &fs;
+  o.engine = IoEngine::kSync;
+  o.inplace_min_bytes = 0;
+  o.durable_within = std::chrono::milliseconds(5);
+  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, series_step(0), 0));
+  REQUIRE((*f)->commit());  // the first commit is durable itself
+  seen.file_syncs = seen.journal_syncs = 0;
+  const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
+  REQUIRE((*f)->write((*f)->size(), big, 0));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (seen.file_syncs == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(seen.file_syncs > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ten intervals: a sync's journal part would be done
+  CHECK(seen.journal_syncs == 0);
+  CHECK((*f)->stats().durable_commits == 1);
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->close());
+}
+
 namespace {
 
 // A disk that writes `rate` bytes a second.  Its sync, like fdatasync,
