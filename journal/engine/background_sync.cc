@@ -48,13 +48,8 @@ void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes) {
 }
 
 void BackgroundSync::wrote(uint64_t bytes) {
-  {
-    std::lock_guard lock(mu_);
-    unsynced_bytes_ += bytes;
-    if (!thread_.joinable() || unsynced_bytes_ < budget_ / 2 || hurry_) return;
-    hurry_ = true;
-  }
-  wake_.notify_all();
+  std::lock_guard lock(mu_);
+  unsynced_bytes_ += bytes;
 }
 
 BackgroundSync::Batch BackgroundSync::take_unsynced() {

@@ -64,12 +64,14 @@
 // WRITTEN AHEAD.  A session may write much in place before it commits: a
 // checkpoint dump, a strided pass, a file written whole and closed.  Those
 // bytes count as unsynced from when the writer tells of them (wrote), and
-// the thread syncs them as it syncs commits, every interval and at half a
-// budget.  With no commit waiting it syncs the file alone: no COMMIT names
+// the thread syncs them at its next look, an interval after its last sync
+// began.  With no commit waiting it syncs the file alone: no COMMIT names
 // them yet, so their order against the journal does not matter, and the
 // page cache could have written them back anyway.  The close, always
-// durable, then syncs only what the last interval wrote: 16 MiB written a
-// chunk twice over in 0.3 s took a 42 ms sync at the close without this.
+// durable, then syncs only what the last interval wrote, as sec2 with an
+// fdatasync every interval would.  They start no sync early (rule 2 is a
+// commit's): HDF5 writes a chunk once per pass of a strided selection, and
+// each sync between two passes sends the disk the chunk again.
 //
 // Where operations must be counted or recorded in order (the crash-state
 // explorer, the fault sweep: FileSystem::deterministic), no thread runs:
