@@ -340,6 +340,55 @@ TEST_CASE("durable_within: bytes written in place ahead of their commit are sync
   REQUIRE((*f)->close());
 }
 
+// The thread's sync of bytes no commit names yet fails like any of its
+// syncs: the writer's next commit reports it, with the errno, and stops,
+// and what was committed comes back.  Were the error of a sync that
+// publishes nothing dropped, the commit would succeed over bytes that
+// never reached the disk.
+TEST_CASE("durable_within: a failed sync of bytes written ahead stops the writer at its commit, with the errno") {
+  struct FailingThreadSync : SyncsSeen {
+    bool deterministic() const override { return false; }  // the thread runs
+    std::atomic<bool> fail{false};
+    std::atomic<int> failed{0};
+    int fdatasync(int fd) override {
+      if (fail && name_of(fd) == "file") {
+        ++failed;
+        errno = EIO;
+        return -1;
+      }
+      return Syscalls::fdatasync(fd);
+    }
+  } seen;
+  FileInDir where;
+  OneDevice fs(seen, true);
+  JournalOptions o = where.opts;
+  o.fs = &fs;
+  o.engine = IoEngine::kSync;
+  o.inplace_min_bytes = 0;
+  o.durable_within = std::chrono::milliseconds(5);
+  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
+  REQUIRE(f);
+  REQUIRE((*f)->write(0, series_step(0), 0));
+  REQUIRE((*f)->commit());
+  const std::vector<std::byte> committed = read_all(**f);
+  seen.fail = true;
+  const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
+  REQUIRE((*f)->write((*f)->size(), big, 0));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (seen.failed == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(seen.failed > 0);
+  Status s = (*f)->commit();
+  CHECK(!s);
+  CHECK(s.sys_errno() == EIO);
+  CHECK(!(*f)->commit());  // fail-stop
+  f->reset();
+  o.fs = &posix_filesystem();
+  auto back = JournaledFile::open(where.path, Access::kReadOnly, o);
+  REQUIRE_MESSAGE(back, back.status().message());
+  CHECK(read_all(**back) == committed);
+}
+
 namespace {
 
 // A disk that writes `rate` bytes a second.  Its sync, like fdatasync,
