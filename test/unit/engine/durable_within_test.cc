@@ -71,6 +71,16 @@ struct DurableWithinSeries : FileWithSyncsSeen {
   }
 };
 
+// The options of a case under durable_within on `fs`: synchronous I/O,
+// and every write in place, named in INPLACE records.
+JournalOptions within_opts(JournalOptions o, FileSystem& fs, std::chrono::milliseconds interval) {
+  o.fs = &fs;
+  o.engine = IoEngine::kSync;
+  o.inplace_min_bytes = 0;
+  o.durable_within = interval;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("durable_within: the first commit is durable; later ones are only written, and every third the file, "
@@ -252,11 +262,7 @@ TEST_CASE("durable_within: a background sync that fails stops the writer at its 
   FailingFileSync sys;
   sys.fail_from = 1;  // the first commit fsyncs the file; the background's fdatasync fails
   OneDevice fs(sys, true);
-  JournalOptions o = where.opts;
-  o.fs = &fs;
-  o.engine = IoEngine::kSync;
-  o.inplace_min_bytes = 0;
-  o.durable_within = std::chrono::milliseconds(100);
+  JournalOptions o = within_opts(where.opts, fs, std::chrono::milliseconds(100));
   auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
   REQUIRE(f);
   for (int i = 0; i < 3; ++i) {  // the third commit's background sync fails, after it returned
@@ -281,10 +287,7 @@ TEST_CASE("durable_within: a background sync that fails stops the writer at its 
 
 TEST_CASE("durable_within: the thread makes every commit durable within the interval") {
   FileInDir where;
-  JournalOptions o = where.opts;
-  o.engine = IoEngine::kSync;
-  o.inplace_min_bytes = 0;
-  o.durable_within = std::chrono::milliseconds(5);
+  JournalOptions o = within_opts(where.opts, posix_filesystem(), std::chrono::milliseconds(5));
   auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
   REQUIRE(f);
   for (int i = 0; i < 4; ++i) {
@@ -298,6 +301,36 @@ TEST_CASE("durable_within: the thread makes every commit durable within the inte
   CHECK((*f)->stats().durable_commits == 4);
   REQUIRE((*f)->close());
 }
+
+namespace {
+
+// A file under durable=5ms whose thread runs, its syscalls `sys`, past its
+// first commit (durable itself), where a case of bytes written ahead starts.
+struct WrittenAhead {
+  FileInDir where;
+  OneDevice fs;
+  JournalOptions opts;
+  std::unique_ptr<JournaledFile> f;
+  explicit WrittenAhead(Syscalls& sys) : fs(sys, true), opts(within_opts(where.opts, fs, std::chrono::milliseconds(5))) {
+    auto r = JournaledFile::open(where.path, Access::kCreateTruncate, opts);
+    REQUIRE(r);
+    f = std::move(*r);
+    REQUIRE(f->write(0, series_step(0), 0));
+    REQUIRE(f->commit());
+  }
+  // Writes three MiB in place, committing none of it, and waits until
+  // `seen` holds (10 s at most: generous for a loaded machine).
+  template <class Seen>
+  void write_ahead_until(Seen seen) {
+    const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
+    REQUIRE(f->write(f->size(), big, 0));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!seen() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+}  // namespace
 
 // Bytes written in place long before their commit (a checkpoint dump, a
 // strided pass, a file written whole and then closed) are synced by the
@@ -315,29 +348,15 @@ TEST_CASE("durable_within: bytes written in place ahead of their commit are sync
       return Syscalls::fdatasync(fd);
     }
   } seen;
-  FileInDir where;
-  OneDevice fs(seen, true);
-  JournalOptions o = where.opts;
-  o.fs = &fs;
-  o.engine = IoEngine::kSync;
-  o.inplace_min_bytes = 0;
-  o.durable_within = std::chrono::milliseconds(5);
-  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
-  REQUIRE(f);
-  REQUIRE((*f)->write(0, series_step(0), 0));
-  REQUIRE((*f)->commit());  // the first commit is durable itself
+  WrittenAhead w(seen);
   seen.file_syncs = seen.journal_syncs = 0;
-  const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
-  REQUIRE((*f)->write((*f)->size(), big, 0));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (seen.file_syncs == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  w.write_ahead_until([&] { return seen.file_syncs > 0; });
   CHECK(seen.file_syncs > 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // ten intervals: a sync's journal part would be done
   CHECK(seen.journal_syncs == 0);
-  CHECK((*f)->stats().durable_commits == 1);
-  REQUIRE((*f)->commit());
-  REQUIRE((*f)->close());
+  CHECK(w.f->stats().durable_commits == 1);
+  REQUIRE(w.f->commit());
+  REQUIRE(w.f->close());
 }
 
 // The thread's sync of bytes no commit names yet fails like any of its
@@ -359,32 +378,18 @@ TEST_CASE("durable_within: a failed sync of bytes written ahead stops the writer
       return Syscalls::fdatasync(fd);
     }
   } seen;
-  FileInDir where;
-  OneDevice fs(seen, true);
-  JournalOptions o = where.opts;
-  o.fs = &fs;
-  o.engine = IoEngine::kSync;
-  o.inplace_min_bytes = 0;
-  o.durable_within = std::chrono::milliseconds(5);
-  auto f = JournaledFile::open(where.path, Access::kCreateTruncate, o);
-  REQUIRE(f);
-  REQUIRE((*f)->write(0, series_step(0), 0));
-  REQUIRE((*f)->commit());
-  const std::vector<std::byte> committed = read_all(**f);
+  WrittenAhead w(seen);
+  const std::vector<std::byte> committed = read_all(*w.f);
   seen.fail = true;
-  const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
-  REQUIRE((*f)->write((*f)->size(), big, 0));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (seen.failed == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  w.write_ahead_until([&] { return seen.failed > 0; });
   REQUIRE(seen.failed > 0);
-  Status s = (*f)->commit();
+  Status s = w.f->commit();
   CHECK(!s);
   CHECK(s.sys_errno() == EIO);
-  CHECK(!(*f)->commit());  // fail-stop
-  f->reset();
-  o.fs = &posix_filesystem();
-  auto back = JournaledFile::open(where.path, Access::kReadOnly, o);
+  CHECK(!w.f->commit());  // fail-stop
+  w.f.reset();
+  w.opts.fs = &posix_filesystem();
+  auto back = JournaledFile::open(w.where.path, Access::kReadOnly, w.opts);
   REQUIRE_MESSAGE(back, back.status().message());
   CHECK(read_all(**back) == committed);
 }
