@@ -318,8 +318,9 @@ class JournaledFile : private RecoveredImage {
   // (background_sync.h, WRITTEN AHEAD).  Below that a commit tells them:
   // W4's steps of 8 KiB take no lock a write.
   void tell_background_in_place();
-  // Of a commit's in-place bytes, those not told as they were written:
-  // the followers' and the rewritten, or none if `told` covers them.
+  // Of the bytes a commit's INPLACE records name, those the writer has not
+  // told: the last MiB's worth, and the followers'.  `told` counts a
+  // rewrite again, so it may pass what the records name.
   static uint64_t untold_of(std::span<const InPlacePayload> in_place, uint64_t told) {
     uint64_t named = bytes_named(in_place);
     return named - std::min(named, told);
