@@ -115,13 +115,17 @@ typedef struct H5FD_journal_stats_t {
                                       under MPI, rank 0's count is the job's) */
 } H5FD_journal_stats_t;
 
-/* Fills *stats for file_id, a file open through the journal driver. */
+/* Fills *stats for file_id, a file open through the journal driver.  On
+ * failure, as for every function here, HDF5's error stack says why, and
+ * errno is set: EINVAL for a file_id that is not a file open through the
+ * driver. */
 H5JOURNAL_API herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t *stats /*out*/);
 
 /* Waits until every commit of file_id so far is durable: the file and its
  * journal synced, in that order.  With durable_within_ms, before telling
  * anyone a checkpoint is safe; with durable=false, it makes the commits so
- * far survive a power loss.  Returns the sync's error if one failed.
+ * far survive a power loss.  Returns the sync's error if one failed, now
+ * or in the background, with errno set to the system's (EIO, ENOSPC, ...).
  * Under MPI it is collective, as H5Fflush is: every rank's writes are made
  * durable, then rank 0's journal. */
 H5JOURNAL_API herr_t H5Fwait_journal_durable(hid_t file_id);

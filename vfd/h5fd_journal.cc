@@ -3,6 +3,7 @@
 // H5Fget_journal_stats) with the plugin's entry point.  Everything about
 // journaling lives in journal/; the driver maps HDF5's calls onto it
 // (driver_file.h lists its files).
+#include <cerrno>
 #include <cstdlib>
 
 #include "driver.h"
@@ -189,18 +190,34 @@ namespace {
 // HDF5's H5Eprint2 unless the program changed it or turned it off, as
 // h5py does).  Errors that an HDF5 call inside printed already are not
 // printed again: only what these functions push themselves.
+//
+// A failure also leaves errno set, last, so that printing cannot change
+// it: a caller that sees no stack (Python through ctypes, with h5py's
+// printing off) still learns what the system said.
 void begin_api_call() { H5Eclear2(H5E_DEFAULT); }
 
-herr_t api_error(const char* func, hid_t minor, const std::string& message) {
+herr_t api_error(const char* func, hid_t minor, const std::string& message, int err = EINVAL) {
   push_error(func, minor, message);
   H5E_auto2_t print = nullptr;
   void* data = nullptr;
   if (H5Eget_auto2(H5E_DEFAULT, &print, &data) >= 0 && print != nullptr) print(H5E_DEFAULT, data);
+  errno = err;
   return -1;
 }
 
+// The system's errno where a system call failed; else the closest one.
+int errno_of(const Status& s) {
+  if (s.sys_errno() != 0) return s.sys_errno();
+  switch (s.code()) {
+    case Code::kInvalid: return EINVAL;
+    case Code::kNoSpace: return ENOSPC;
+    case Code::kMissing: return ENOENT;
+    default: return EIO;
+  }
+}
+
 herr_t api_error(const char* func, hid_t minor, const Status& s) {
-  return api_error(func, minor, error_text(s));
+  return api_error(func, minor, error_text(s), errno_of(s));
 }
 
 }  // namespace
@@ -257,7 +274,10 @@ bool ask_driver(const char* func, hid_t file_id, DriverRequest& request) {
       H5Pinsert2(fapl, kDriverRequest, sizeof pointer, &pointer, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (status >= 0) status = H5Fget_vfd_handle(file_id, fapl, &handle);
   H5Pclose(fapl);
-  if (status < 0) return false;  // HDF5 printed why
+  if (status < 0) {  // HDF5 printed why: not an open file's id
+    errno = EINVAL;
+    return false;
+  }
   if (!request.answered) api_error(func, H5E_BADTYPE, "the file is not open through the journal driver");
   return request.answered;
 }
