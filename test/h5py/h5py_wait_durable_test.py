@@ -8,16 +8,20 @@ commits after a session's first are not durable until the wait: before it
 fewer commits count as durable than were made, after it all of them.  With
 durable=false the wait makes them durable too.  The process maps one copy
 of the plugin and one of HDF5, ctypes's load included.  On a file h5py
-opened through sec2 both calls fail, and the recipe raises.  Each case runs
-in a process of its own, since HDF5 reads HDF5_DRIVER_CONFIG when it
-starts.
+opened through sec2 both calls fail, and the recipe raises OSError with
+EINVAL.  On a full disk (a 2 MiB tmpfs in a mount namespace of its own:
+unshare, as root) the writer fails, and the wait then raises OSError with
+ENOSPC.  Each case runs in a process of its own, since HDF5 reads
+HDF5_DRIVER_CONFIG when it starts.
 
 usage: h5py_wait_durable_test.py PLUGIN_DIR WORK_DIR
 """
+import errno
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 CONFIGURATION_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "configuration.md")
 COMMITS = 20
@@ -66,13 +70,48 @@ def child(config, path):
                 namespace[call](plain)
             except OSError as e:
                 print(f"{call} on a file opened through sec2 raised: {e}")
+                if e.errno != errno.EINVAL:
+                    sys.exit(f"FAIL: errno {e.errno}, not EINVAL")
             else:
                 sys.exit(f"FAIL: {call} succeeded on a file opened through sec2")
+
+
+def full_disk_child(directory):
+    """Inside its own mount namespace: a tmpfs too small for the steps."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", directory], check=True)
+    namespace = {}
+    exec(recipe(), namespace)
+    import h5py
+    import numpy as np
+    f = h5py.File(os.path.join(directory, "full.h5"), "w")
+    d = f.create_dataset("steps", shape=(0, 8192), maxshape=(None, 8192), chunks=(1, 8192), dtype="f8")
+    written = 0
+    try:
+        for step in range(1000):  # 64 KiB a step: 2 MiB holds fewer than 32
+            d.resize(step + 1, axis=0)
+            d[step] = np.full(8192, step, dtype="f8")
+            f.flush()
+            written = step + 1
+    except Exception as e:
+        print(f"the writer failed after {written} steps: {type(e).__name__}")
+    else:
+        sys.exit("FAIL: 1000 steps of 64 KiB fit in 2 MiB?")
+    try:
+        namespace["wait_durable"](f)
+    except OSError as e:
+        print(f"wait_durable on the full disk raised: {e}")
+        if e.errno != errno.ENOSPC:
+            sys.exit(f"FAIL: errno {e.errno}, not ENOSPC")
+    else:
+        sys.exit("FAIL: wait_durable succeeded after the writer failed")
 
 
 def main():
     if sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1] == "--full-disk-child":
+        full_disk_child(sys.argv[2])
         return
     plugin_dir, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -87,7 +126,14 @@ def main():
         sys.stdout.write(r.stdout)
         if r.returncode != 0:
             sys.exit(f"FAIL ({config}): {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
-    print("the documented recipe waits for durability and reads the stats from h5py")
+    with tempfile.TemporaryDirectory(dir=work) as directory:
+        env = dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal", HDF5_DRIVER_CONFIG="durable=10s")
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
+                            "--full-disk-child", directory], env=env, capture_output=True, text=True, timeout=120)
+        sys.stdout.write(r.stdout)
+        if r.returncode != 0:
+            sys.exit(f"FAIL (full disk): {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
+    print("the documented recipe waits for durability, reads the stats, and reports errno from h5py")
 
 
 if __name__ == "__main__":
