@@ -116,16 +116,17 @@ typedef struct H5FD_journal_stats_t {
 } H5FD_journal_stats_t;
 
 /* Fills *stats for file_id, a file open through the journal driver.  On
- * failure, as for every function here, HDF5's error stack says why, and
- * errno is set: EINVAL for a file_id that is not a file open through the
- * driver. */
+ * failure HDF5's error stack says why, as for every function here, and
+ * errno is EINVAL: stats is NULL, or file_id is not a file open through
+ * the driver. */
 H5JOURNAL_API herr_t H5Fget_journal_stats(hid_t file_id, H5FD_journal_stats_t *stats /*out*/);
 
 /* Waits until every commit of file_id so far is durable: the file and its
  * journal synced, in that order.  With durable_within_ms, before telling
  * anyone a checkpoint is safe; with durable=false, it makes the commits so
  * far survive a power loss.  Returns the sync's error if one failed, now
- * or in the background, with errno set to the system's (EIO, ENOSPC, ...).
+ * or in the background, with errno set to the system's (EIO, ENOSPC, ...);
+ * errno is EINVAL when file_id is not a file open through the driver.
  * Under MPI it is collective, as H5Fflush is: every rank's writes are made
  * durable, then rank 0's journal. */
 H5JOURNAL_API herr_t H5Fwait_journal_durable(hid_t file_id);

@@ -28,18 +28,20 @@ COMMITS = 20
 
 
 def recipe():
-    """The first python block under the heading "From Python (h5py)"."""
+    """The first python block under the heading "From Python (h5py)", run:
+    its functions by name."""
     text = open(CONFIGURATION_MD).read()
     section = text.split("## From Python (h5py)", 1)[1]
     block = re.search(r"```python\n(.*?)```", section, re.S)
     if block is None:
         sys.exit("FAIL: configuration.md has no python block under \"From Python (h5py)\"")
-    return block.group(1)
+    namespace = {}
+    exec(block.group(1), namespace)
+    return namespace
 
 
 def child(config, path):
-    namespace = {}
-    exec(recipe(), namespace)
+    namespace = recipe()
     import h5py
     import numpy as np
     with h5py.File(path, "w") as f:
@@ -79,8 +81,7 @@ def child(config, path):
 def full_disk_child(directory):
     """Inside its own mount namespace: a tmpfs too small for the steps."""
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", directory], check=True)
-    namespace = {}
-    exec(recipe(), namespace)
+    namespace = recipe()
     import h5py
     import numpy as np
     f = h5py.File(os.path.join(directory, "full.h5"), "w")
@@ -115,24 +116,24 @@ def main():
         return
     plugin_dir, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
+
+    def run_child(how, config, args, prefix=()):
+        env = dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal", HDF5_DRIVER_CONFIG=config)
+        r = subprocess.run([*prefix, sys.executable, os.path.abspath(__file__), *args], env=env,
+                           capture_output=True, text=True, timeout=120)
+        sys.stdout.write(r.stdout)
+        if r.returncode != 0:
+            sys.exit(f"FAIL ({how}): {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
+
     for config in ("durable=10s", "durable=false"):
         path = os.path.join(work, config.replace("=", "_") + ".h5")
         for leftover in (path, path + ".jnl", path + ".sec2.h5"):
             if os.path.exists(leftover):
                 os.remove(leftover)
-        env = dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal", HDF5_DRIVER_CONFIG=config)
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", config, path], env=env,
-                           capture_output=True, text=True, timeout=120)
-        sys.stdout.write(r.stdout)
-        if r.returncode != 0:
-            sys.exit(f"FAIL ({config}): {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
+        run_child(config, config, ["--child", config, path])
     with tempfile.TemporaryDirectory(dir=work) as directory:
-        env = dict(os.environ, HDF5_PLUGIN_PATH=plugin_dir, HDF5_DRIVER="journal", HDF5_DRIVER_CONFIG="durable=10s")
-        r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__),
-                            "--full-disk-child", directory], env=env, capture_output=True, text=True, timeout=120)
-        sys.stdout.write(r.stdout)
-        if r.returncode != 0:
-            sys.exit(f"FAIL (full disk): {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
+        run_child("full disk", "durable=10s", ["--full-disk-child", directory],
+                  prefix=["unshare", "-m", "--propagation", "private"])
     print("the documented recipe waits for durability, reads the stats, and reports errno from h5py")
 
 
