@@ -5,20 +5,8 @@
 
 namespace h5j {
 
-void ExtentMap::split_at(uint64_t at) {
-  auto it = map_->upper_bound(at);
-  if (it == map_->begin()) return;
-  --it;
-  uint64_t start = it->first, len = it->second.len;
-  if (start >= at || start + len <= at) return;
-  uint64_t head = at - start;
-  map_->emplace(at, Value{len - head, source_at(it->second.src, head)});
-  it->second.len = head;
-}
-
-// The two cases of insert() that need no new node; false if neither
-// applies.  A small metadata write on the general path costs 1,000
-// instructions, most of them a node allocated and one freed.
+// The two cases of insert() that change no node's key; false if neither
+// applies.  `next` is the first extent that starts after addr.
 //  - [addr, end) is exactly one extent: HDF5 rewrites its metadata blocks
 //    whole at every flush (the superblock, an object header, a B-tree
 //    node), each time to a new journal offset.  The extent takes the new
@@ -26,8 +14,7 @@ void ExtentMap::split_at(uint64_t at) {
 //  - [addr, end) starts inside or at the end of the extent before it, whose
 //    source it continues, and reaches no later extent: that extent grows.
 //    A set of written ranges (kZeroSource) does so at nearly every write.
-bool ExtentMap::insert_in_place(uint64_t addr, uint64_t end, uint64_t src) {
-  auto next = map_->upper_bound(addr);
+bool ExtentMap::insert_in_place(Iterator next, uint64_t addr, uint64_t end, uint64_t src) {
   if (next == map_->begin()) return false;
   auto prev = std::prev(next);
   uint64_t start = prev->first;
@@ -42,14 +29,51 @@ bool ExtentMap::insert_in_place(uint64_t addr, uint64_t end, uint64_t src) {
   return true;
 }
 
+// One search, and every other step at a known place: a small metadata write
+// lands inside an older, larger extent (a run of a B-tree node journaled
+// whole earlier) at nearly every commit, and a search of the overlay, a
+// thousand extents deep in a long generation, costs a few cache misses.
 void ExtentMap::insert(uint64_t addr, uint64_t len, uint64_t src) {
   if (len == 0) return;
-  uint64_t end = addr + len;
-  if (insert_in_place(addr, end, src)) return;
-  split_at(addr);
-  split_at(end);
-  map_->erase(map_->lower_bound(addr), map_->lower_bound(end));
-  merge_neighbours(map_->emplace(addr, Value{len, src}).first);
+  auto next = map_->upper_bound(addr);
+  if (insert_in_place(next, addr, addr + len, src)) return;
+  merge_neighbours(map_->emplace_hint(cut(next, addr, addr + len), addr, Value{len, src}));
+}
+
+void ExtentMap::erase(uint64_t addr, uint64_t len) {
+  if (len > 0) cut(map_->upper_bound(addr), addr, addr + len);
+}
+
+// Trims or drops every extent overlapping [addr, end), given `next`, the
+// first that starts after addr, and returns the first extent at or past
+// end: the hint for an extent at addr.  The one straddling end keeps its
+// node, moved to its new key by extract and reinsert.
+ExtentMap::Iterator ExtentMap::cut(Iterator next, uint64_t addr, uint64_t end) {
+  auto it = next;
+  if (it != map_->begin()) {
+    auto prev = std::prev(it);
+    const uint64_t prev_end = prev->first + prev->second.len;
+    if (prev->first == addr) {
+      it = prev;  // covered from its start: cut with the rest below
+    } else if (prev_end > addr) {  // straddles addr: its head stays
+      prev->second.len = addr - prev->first;
+      if (prev_end > end)  // and its tail, past the cut
+        return map_->emplace_hint(it, end, Value{prev_end - end, source_at(prev->second.src, end - prev->first)});
+    }
+  }
+  while (it != map_->end() && it->first < end) {
+    const uint64_t it_end = it->first + it->second.len;
+    if (it_end <= end) {
+      it = map_->erase(it);
+      continue;
+    }
+    auto node = map_->extract(it++);
+    node.mapped().src = source_at(node.mapped().src, end - node.key());
+    node.mapped().len = it_end - end;
+    node.key() = end;
+    return map_->insert(it, std::move(node));
+  }
+  return it;
 }
 
 // Joins `it` with the extents beside it that continue both its address
@@ -67,13 +91,6 @@ void ExtentMap::merge_neighbours(Iterator it) {
     prev->second.len += it->second.len;
     map_->erase(it);
   }
-}
-
-void ExtentMap::erase(uint64_t addr, uint64_t len) {
-  if (len == 0) return;
-  split_at(addr);
-  split_at(addr + len);
-  map_->erase(map_->lower_bound(addr), map_->lower_bound(addr + len));
 }
 
 bool ExtentMap::intersects(uint64_t addr, uint64_t end) const {

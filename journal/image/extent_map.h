@@ -49,11 +49,10 @@ class ExtentMap {
     uint64_t len;
     uint64_t src;
   };
-  // Cuts any extent that straddles `at` into two at `at`.
-  void split_at(uint64_t at);
   using Map = PooledMap<uint64_t, Value>;
   using Iterator = Map::Map::iterator;
-  bool insert_in_place(uint64_t addr, uint64_t end, uint64_t src);
+  bool insert_in_place(Iterator next, uint64_t addr, uint64_t end, uint64_t src);
+  Iterator cut(Iterator next, uint64_t addr, uint64_t end);
   void merge_neighbours(Iterator it);
   Map map_;  // keyed by start address
 };
