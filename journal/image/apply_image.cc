@@ -6,6 +6,7 @@
 #include <span>
 
 #include "aligned_buffer.h"
+#include "gathered_reads.h"
 
 namespace h5j {
 
@@ -182,28 +183,66 @@ Status write_zeros(uint64_t addr, uint64_t end, RunWriter& out) {
   return Status::ok();
 }
 
+// An overlay extent's bytes from the journal, into the writer: a small
+// one from `gathered`, as its range `*next`, a large one read now.
+Status put_journaled(const ExtentMap::Extent& e, const ByteSource& journal, const GatheredReads& gathered,
+                     size_t* next, RunWriter& out) {
+  if (!GatheredReads::gathers(e.len))
+    return out.put(e.addr, e.len, [&](std::span<std::byte> room, uint64_t done) {
+      return journal(ExtentMap::source_at(e.src, done), room);
+    });
+  std::span<const std::byte> bytes = gathered.range((*next)++);
+  return out.put(e.addr, e.len, [&](std::span<std::byte> room, uint64_t done) {
+    std::memcpy(room.data(), bytes.data() + done, room.size());
+    return Status::ok();
+  });
+}
+
+// Writes a slice of the overlay, its extents in address order, each cut to
+// start at or after `from` and, if journaled, to end by logical_size.
 // Zeros past the file's end are not written: no byte there was written
 // (`physical_end`, and nothing this apply keeps reaches past out.reach()),
 // so they read as zeros once the size is set.  A ZERO record of space
 // never written may span gigabytes that the file never reached.
+Status apply_slice(std::span<const ExtentMap::Extent> slice, uint64_t logical_size, uint64_t physical_end,
+                   const ByteSource& journal, GatheredReads& gathered, RunWriter& out) {
+  H5J_RETURN_IF_ERROR(gathered.read_all(journal));
+  size_t next = 0;
+  for (const ExtentMap::Extent& e : slice) {
+    if (e.src != ExtentMap::kZeroSource) {
+      H5J_RETURN_IF_ERROR(put_journaled(e, journal, gathered, &next, out));
+      continue;
+    }
+    uint64_t end = std::min(std::max(physical_end, out.reach()), logical_size);
+    if (e.addr < end) H5J_RETURN_IF_ERROR(write_zeros(e.addr, std::min(e.addr + e.len, end), out));
+  }
+  gathered.clear();
+  return Status::ok();
+}
+
+// The overlay's bytes in [from, logical_size), a slice at a time: the
+// journal sources of a slice's small extents are read first, in journal
+// order (gathered_reads.h).
 Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, uint64_t physical_end,
                      const ByteSource& journal, RunWriter& out) {
+  std::vector<ExtentMap::Extent> slice;
+  GatheredReads gathered;
   Status status;
-  overlay.for_each([&](const ExtentMap::Extent& e) {
-    uint64_t end = e.src == ExtentMap::kZeroSource ? std::max(physical_end, out.reach()) : logical_size;
-    end = std::min(end, logical_size);
-    uint64_t addr = std::max(e.addr, from);
-    if (!status || addr >= end || addr >= e.addr + e.len) return;
-    if (e.src == ExtentMap::kZeroSource) {
-      status = write_zeros(addr, std::min(e.addr + e.len, end), out);
-      return;
+  overlay.for_each([&](const ExtentMap::Extent& whole) {
+    uint64_t addr = std::max(whole.addr, from), end = std::min(whole.addr + whole.len, logical_size);
+    if (!status || addr >= end) return;
+    ExtentMap::Extent e{addr, whole.addr + whole.len - addr, ExtentMap::source_at(whole.src, addr - whole.addr)};
+    if (e.src != ExtentMap::kZeroSource) {
+      e.len = end - addr;
+      if (GatheredReads::gathers(e.len)) gathered.add(e.src, e.len);
     }
-    uint64_t src = ExtentMap::source_at(e.src, addr - e.addr);
-    status = out.put(addr, std::min(e.addr + e.len, end) - addr, [&](std::span<std::byte> room, uint64_t done) {
-      return journal(ExtentMap::source_at(src, done), room);
-    });
+    slice.push_back(e);
+    if (gathered.full() || slice.size() >= GatheredReads::kMaxRanges) {
+      status = apply_slice(slice, logical_size, physical_end, journal, gathered, out);
+      slice.clear();
+    }
   });
-  return status;
+  return status ? apply_slice(slice, logical_size, physical_end, journal, gathered, out) : status;
 }
 
 }  // namespace

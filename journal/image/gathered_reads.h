@@ -1,0 +1,61 @@
+// The journal bytes of an overlay's small extents, read in journal order.
+//
+// A checkpoint, a close and a replay write the overlay into the file in
+// address order (apply_image.h).  A metadata block rewritten in part at
+// every commit (last_writes.h) is hundreds of small extents, each from
+// another commit, so in address order their sources jump all over the
+// journal, and each jump reloads the journal's read-ahead window
+// (JournalWriter::read_written) or costs a read of its own.  Measured on
+// W4's 40,000 steps of 8 KiB under durable=100ms, where each commit starts
+// a block of its own: 1,717 loads of the 256 KiB window served 36,475
+// reads, 103 ms of the checkpoints' 115 ms of applying.
+//
+// So apply_image takes the overlay a slice at a time: it queues the
+// sources of the slice's small extents here, reads them all in journal
+// order (each window loads once), and writes the slice from memory.
+//
+// Who owns what: the bytes read are this object's, valid until clear();
+// `journal` is only called inside read_all().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "file.h"
+
+namespace h5j {
+
+class GatheredReads {
+ public:
+  // Extents at least this long are read where they are applied: one read
+  // of their own costs less than copying them through here.
+  static constexpr uint64_t kLargeExtent = uint64_t(64) << 10;
+  // A slice queues at most about this many bytes, or this many ranges.
+  static constexpr uint64_t kMaxBytes = uint64_t(4) << 20;
+  static constexpr size_t kMaxRanges = size_t(1) << 16;
+
+  static bool gathers(uint64_t len) { return len < kLargeExtent; }
+
+  // Queues journal bytes [src, src + len), gathers(len); they are range i
+  // for the i-th call since clear().
+  void add(uint64_t src, uint64_t len);
+  bool full() const { return queued_ >= kMaxBytes || ranges_.size() >= kMaxRanges; }
+  // Reads every queued range through `journal`, in increasing offset.
+  Status read_all(const ByteSource& journal);
+  // Range i's bytes, once read_all() succeeded.
+  std::span<const std::byte> range(size_t i) const;
+  void clear();
+
+ private:
+  struct Range {
+    uint64_t src = 0, len = 0;
+    uint64_t at = 0;  // where its bytes start in bytes_
+  };
+  std::vector<Range> ranges_;  // in the order queued
+  std::vector<std::byte> bytes_;
+  uint64_t queued_ = 0;  // bytes, in all
+  bool read_ = false;
+};
+
+}  // namespace h5j
