@@ -12,7 +12,9 @@
 //
 // So apply_image takes the overlay a slice at a time: it queues the
 // sources of the slice's small extents here, reads them all in journal
-// order (each window loads once), and writes the slice from memory.
+// order, those close together in one call (each window loads once, and a
+// replay, which has no window, makes a system call for each group rather
+// than each extent), and writes the slice from memory.
 //
 // Who owns what: the bytes read are this object's, valid until clear();
 // `journal` is only called inside read_all().
@@ -34,6 +36,11 @@ class GatheredReads {
   // A slice queues at most about this many bytes, or this many ranges.
   static constexpr uint64_t kMaxBytes = uint64_t(4) << 20;
   static constexpr size_t kMaxRanges = size_t(1) << 16;
+  // Sorted ranges this close are read in one call, gap and all, up to
+  // kMaxJoined bytes: a commit's records lie together, and a recovery's
+  // journal is read with a system call a read.
+  static constexpr uint64_t kJoinGap = uint64_t(4) << 10;
+  static constexpr uint64_t kMaxJoined = uint64_t(1) << 20;
 
   static bool gathers(uint64_t len) { return len < kLargeExtent; }
 
@@ -53,7 +60,9 @@ class GatheredReads {
     uint64_t at = 0;  // where its bytes start in bytes_
   };
   std::vector<Range> ranges_;  // in the order queued
+  Status read_joined(const ByteSource& journal, std::span<const uint32_t> which, uint64_t from, uint64_t to);
   std::vector<std::byte> bytes_;
+  std::vector<std::byte> joined_;  // a joined read's bytes, gaps and all
   uint64_t queued_ = 0;  // bytes, in all
   bool read_ = false;
 };
