@@ -2,12 +2,24 @@
 // records of that generation one by one, validating each.  It never trusts a
 // length it has not bounded by the file size and kMaxPayload, and reads
 // payloads in fixed-size pieces, so memory stays bounded whatever it is given.
+//
+// It reads ahead: a record's header and payload come from a piece read at
+// once, and a miss reads the next piece from the record's start, kFirstAhead
+// bytes at first and twice as many at each miss, up to kPiece.  A follower
+// reads a few new records at each refresh, which a piece of 1 MiB would
+// make a copy of the zeros a durable journal writes ahead of them.  Small commits are a few records of tens of bytes each,
+// and a read apiece made recovery a stream of system calls: 1,266,131
+// preads for a 47 MiB journal of 297,110 commits, 24 MB/s.  What the piece
+// holds is what the file held when it was read; refresh() drops it, so a
+// follower tailing a journal another process appends to sees the new
+// records.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -92,13 +104,20 @@ class JournalReader {
   // Streams the payload through piece_ for its CRC, keeping its first bytes
   // in head_ so the record can be decoded without reading them again.
   Result<bool> payload_crc_matches(const RecordHeader& h, const std::byte* hdr);
+  // Bytes [offset, offset + n) of the journal, n <= kPiece, from piece_,
+  // which a miss refills from offset; the span lives until the next call.
+  Result<std::span<const std::byte>> read_ahead(uint64_t offset, size_t n);
   static constexpr size_t kPiece = 1 << 20;
+  static constexpr size_t kFirstAhead = 16 << 10;
   static constexpr size_t kHead = 4096;  // covers every fixed payload and a comment
 
   File& file_;
   JournalHeader header_;
   uint64_t file_size_;
-  AlignedBuffer piece_;  // scratch for payloads, allocated once
+  AlignedBuffer piece_;  // the journal's bytes [piece_base_, + piece_len_), allocated once
+  uint64_t piece_base_ = 0;
+  size_t piece_len_ = 0;
+  size_t ahead_ = kFirstAhead;  // how much the next miss reads
   std::array<std::byte, kHead> head_{};
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "forwarding_file.h"
 #include "journal_reader.h"
 #include "journal_writer.h"
 #include "posix_file.h"
@@ -271,4 +272,63 @@ TEST_CASE("a durable journal's zeros ahead start at 256 KiB and double up to 2 M
     CHECK(aheads[i] > steps[i] - 64 * KiB);
     CHECK(aheads[i] < steps[i] + 64 * KiB);
   }
+}
+
+// The reader reads ahead (journal_reader.h): a scan of many small commits
+// takes a read per piece, not two per record.  And a tail that read zeros
+// ahead of the records sees the commits written there since, once it
+// refreshes: the piece it holds is dropped.
+TEST_CASE("the reader reads ahead in pieces, and a refresh shows a tail the commits written since") {
+  struct ReadsCounted : ForwardingFile {
+    using ForwardingFile::ForwardingFile;
+    Result<size_t> read_at(uint64_t o, std::span<std::byte> out) override {
+      ++reads;
+      sizes.push_back(out.size());
+      return ForwardingFile::read_at(o, out);
+    }
+    int reads = 0;
+    std::vector<size_t> sizes;
+  };
+  TempDir dir;
+  std::string path = dir.path("t.jnl");
+  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  REQUIRE(file);
+  JournalHeader h;
+  h.generation = 1;
+  auto w = JournalWriter::start(**file, h, RingOptions{2, 256 << 10, true}, true);  // durable: zeros ahead
+  REQUIRE(w);
+  auto commit_some = [&](int from, int to) {
+    for (int c = from; c < to; ++c) {
+      REQUIRE((*w)->begin());
+      REQUIRE((*w)->append_write(uint64_t(c) * 64, 0, pattern(40, uint32_t(c))));
+      REQUIRE((*w)->commit({uint64_t(c + 1) * 64, 0, 0}));
+    }
+  };
+  commit_some(0, 1000);
+  auto rfile = posix_filesystem().open(path, OpenMode::kReadOnly, IoEngine::kSync);
+  REQUIRE(rfile);
+  ReadsCounted counted(std::move(*rfile));
+  auto reader = JournalReader::open(counted);
+  REQUIRE(reader);
+  int opened_with = counted.reads;
+  auto s = scan_committed(**reader, [](const CommittedTxn&) { return Status::ok(); });
+  REQUIRE(s);
+  CHECK(s->committed_txns == 1000);
+  CHECK(s->end == StreamEnd::kZeroes);  // stopped at the zeros ahead
+  // 3,000 records, each commit in a 4 KiB block of its own: 4 MiB, read in
+  // pieces of 16 KiB, then twice as large at each read up to 1 MiB (two
+  // reads a record before).
+  CHECK(counted.reads - opened_with <= 10);
+  (*reader)->seek(s->committed_end);
+  commit_some(1000, 1100);  // into the zeros the reader has read
+  REQUIRE((*reader)->refresh());
+  int refreshed_at = counted.reads;
+  uint64_t more = 0;
+  auto tail = scan_committed(**reader, [&](const CommittedTxn&) { ++more; return Status::ok(); }, {1001});
+  REQUIRE(tail);
+  CHECK(more == 100);
+  // 400 KiB of new records, from 16 KiB up again: a tail's first read is
+  // small, where a durable journal's zeros lie ahead of its records.
+  CHECK(counted.reads - refreshed_at <= 6);
+  CHECK(counted.sizes.at(size_t(refreshed_at)) == (16u << 10));
 }
