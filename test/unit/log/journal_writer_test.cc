@@ -242,15 +242,26 @@ TEST_CASE("io_engine=auto sets its ring up at the first write that needs one, an
 // them at the first commit, and twice as far at each later growth, up to
 // 2 MiB: a session of a few commits syncs 256 KiB of zeros, not 2 MiB, and
 // a long one still grows its journal once every 2 MiB of records.
-TEST_CASE("a durable journal's zeros ahead start at 256 KiB and double up to 2 MiB") {
+// Generation 1 of a durable journal (zeros written ahead of its records),
+// through a ring of two 256 KiB buffers.
+struct DurableJournal {
   TempDir dir;
-  std::string path = dir.path("z.jnl");
-  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
-  REQUIRE(file);
-  JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(**file, h, RingOptions{2, 256 << 10, true}, true);
-  REQUIRE(w);
+  std::string path = dir.path("d.jnl");
+  Result<std::unique_ptr<File>> file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  Result<std::unique_ptr<JournalWriter>> w = Status(Code::kInvalid, "not started");
+  DurableJournal() {
+    REQUIRE(file);
+    JournalHeader h;
+    h.generation = 1;
+    w = JournalWriter::start(**file, h, RingOptions{2, 256 << 10, true}, true);
+    REQUIRE(w);
+  }
+};
+
+TEST_CASE("a durable journal's zeros ahead start at 256 KiB and double up to 2 MiB") {
+  DurableJournal j;
+  const std::string& path = j.path;
+  auto& w = j.w;
   auto data = pattern(60 << 10, 4);
   std::vector<uint64_t> aheads;  // zeros past the records, at each growth
   uint64_t size = test::file_size(path);
@@ -289,14 +300,9 @@ TEST_CASE("the reader reads ahead in pieces, and a refresh shows a tail the comm
     int reads = 0;
     std::vector<size_t> sizes;
   };
-  TempDir dir;
-  std::string path = dir.path("t.jnl");
-  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
-  REQUIRE(file);
-  JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(**file, h, RingOptions{2, 256 << 10, true}, true);  // durable: zeros ahead
-  REQUIRE(w);
+  DurableJournal j;  // zeros ahead of the records
+  const std::string& path = j.path;
+  auto& w = j.w;
   auto commit_some = [&](int from, int to) {
     for (int c = from; c < to; ++c) {
       REQUIRE((*w)->begin());
