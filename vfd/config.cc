@@ -10,6 +10,7 @@
 
 #include "file.h"
 #include "fnv1a.h"
+#include "journal_options.h"
 
 namespace h5j {
 namespace {
@@ -175,7 +176,7 @@ H5FD_journal_fapl_t default_config() {
   c.materialize = H5FD_JOURNAL_MATERIALIZE_CLOSE;
   c.mpi_comm = H5FD_JOURNAL_MPI_COMM_SELF;
   c.mpi_timeout = 600;
-  c.reader_wait = 5000;
+  c.reader_wait = uint32_t(kDefaultReaderWait.count());
   return c;
 }
 

@@ -46,6 +46,9 @@ enum class Role {
   kMpiFollower,  // any other rank: follows the journal's tail, keeps its own data log
 };
 
+// reader_wait unless the configuration sets another (JournalOptions).
+inline constexpr std::chrono::milliseconds kDefaultReaderWait{5000};
+
 struct JournalOptions {
   std::string journal_path;
   // The file name the journal records (its base name); empty: the file's own.
@@ -91,7 +94,7 @@ struct JournalOptions {
   // registration, a close or recovery waits that long; then the readers'
   // snapshots expire.  A reader with 0 never waits for a writer holding
   // readers off.
-  std::chrono::milliseconds reader_wait{5000};
+  std::chrono::milliseconds reader_wait{kDefaultReaderWait};
   // With ring.durable: 0, each commit is durable when it returns; else
   // commits are only written, and a thread makes them durable in commit
   // order within this interval (background_sync.h, design.md §9a).

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "journal_options.h"
+
 namespace h5j {
 
 // A reader keeps no lock on the journal: that is the writer's.  It
@@ -47,7 +49,8 @@ Status Snapshot::check(uint64_t txn) const {
                 "the snapshot of " + file_path_ + " this handle reads (transaction " + std::to_string(txn) +
                     ") is gone after " + seconds_text(registration_->held()) +
                     ": its writer rewrote the file (a checkpoint, a close or a recovery) once this reader had held it "
-                    "longer than the writer's reader_wait (5000 ms unless its HDF5_DRIVER_CONFIG raises it); close " +
+                    "longer than the writer's reader_wait (" + std::to_string(kDefaultReaderWait.count()) +
+                    " ms unless its configuration sets another); close " +
                     file_path_ + " and open it again to read its newest commit, or raise the writer's reader_wait");
 }
 

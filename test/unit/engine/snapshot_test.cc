@@ -60,6 +60,9 @@ TEST_CASE_FIXTURE(CheckpointPutOff, "a reader's snapshot holds across commits an
   first_byte(*reader, &why);
   CHECK(why.code() == Code::kExpired);
   CHECK(why.message().find("is gone") != std::string::npos);
+  // The reader cannot know the writer's reader_wait (300 ms here): it names
+  // the default, and that a configuration may set another.
+  CHECK(why.message().find("reader_wait (5000 ms unless its configuration sets another)") != std::string::npos);
   auto newer = JournaledFile::open(path, Access::kReadOnly, opts);
   REQUIRE(newer);
   CHECK(first_byte(**newer) == std::byte(3));
