@@ -158,7 +158,8 @@ void define_options(CLI::App& app, Options& o) {
   app.add_flag("--verify", r.verify, "after recovery, read every object with plain HDF5 and print the file's SHA-256");
   app.add_flag("--keep-journal", r.keep_journal, "keep a copy of the journal as JOURNAL.replayed");
   app.add_option("--reader-wait", r.reader_wait_ms,
-                 "how long, in ms, recovery lets live readers of the file finish before it rewrites it (default 5000)");
+                 "how long, in ms, recovery lets live readers of the file finish before it rewrites it (default " +
+                     std::to_string(kDefaultReaderWait.count()) + ")");
   app.add_flag("--discard-journal", r.discard_journal,
                "keep FILE as it is and remove its journal, losing the commits in it (for a file written without "
                "the driver after the crash: exit status 10)");

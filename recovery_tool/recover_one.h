@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "journal_options.h"
+
 namespace h5j {
 
 struct RecoverOptions {
@@ -19,7 +21,8 @@ struct RecoverOptions {
   bool verify = false, keep_journal = false, materialize = false;
   bool discard_journal = false;  // keep the file as it is; drop its journal
   bool progress = false;    // a progress bar on the terminal for a large journal
-  unsigned reader_wait_ms = 5000;  // --reader-wait: how long recovery lets live readers finish
+  // --reader-wait: how long recovery lets live readers finish
+  unsigned reader_wait_ms = unsigned(kDefaultReaderWait.count());
   // HDF5_USE_FILE_LOCKING=TRUE, as HDF5's tools read it: asked once, before
   // the workers start, for HDF5 is not thread-safe.
   bool require_locks = false;
