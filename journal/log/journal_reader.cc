@@ -1,7 +1,6 @@
 #include "journal_reader.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 
 #include "aligned_buffer.h"
@@ -104,7 +103,7 @@ Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std
   uint32_t crc = crc32c(hdr + 4, kRecordHeaderSize - 4);
   uint64_t pos = h.lsn + kRecordHeaderSize, done = 0;
   while (done < h.payload_len) {
-    auto piece = read_ahead(pos + done, size_t(std::min<uint64_t>(h.payload_len - done, kPiece)));
+    auto piece = piece_.read(file_, pos + done, size_t(std::min<uint64_t>(h.payload_len - done, kPiece)), file_size_);
     if (!piece) return piece.status();
     crc = crc32c(piece->data(), piece->size(), crc);
     if (done < kHead) std::memcpy(head_.data() + done, piece->data(), std::min<uint64_t>(piece->size(), kHead - done));
@@ -113,40 +112,18 @@ Result<bool> JournalReader::payload_crc_matches(const RecordHeader& h, const std
   return unmask_crc(h.masked_crc) == crc;
 }
 
-// A short read (the file cut since its size was taken) leaves the piece
-// short, and a record past its end is read exactly, to fail as it would.
-Result<std::span<const std::byte>> JournalReader::read_ahead(uint64_t offset, size_t n) {
-  assert(n <= piece_.size());
-  if (offset < piece_base_ || offset + n > piece_base_ + piece_len_) {
-    piece_len_ = 0;
-    size_t want = size_t(std::min<uint64_t>(std::max(ahead_, n), file_size_ - offset));
-    ahead_ = std::min(2 * ahead_, kPiece);
-    auto got = file_.read_at(offset, std::span(piece_.data(), want));
-    if (!got) return got.status();
-    piece_base_ = offset;
-    piece_len_ = *got;
-    if (n > piece_len_) {
-      piece_len_ = 0;
-      H5J_RETURN_IF_ERROR(read_exact(file_, offset, std::span(piece_.data(), n)));
-      piece_len_ = n;
-    }
-  }
-  return std::span<const std::byte>(piece_.data() + (offset - piece_base_), n);
-}
-
 Status JournalReader::refresh() {
   auto size = file_.size();
   if (!size) return size.status();
   file_size_ = *size;
-  piece_len_ = 0;  // the file may hold new bytes where the piece holds old ones
-  ahead_ = kFirstAhead;
+  piece_.drop();  // the file may hold new bytes where the piece holds old ones
   return Status::ok();
 }
 
 Result<std::optional<Record>> JournalReader::next() {
   if (offset_ + kRecordHeaderSize > file_size_) return stop(StreamEnd::kEndOfFile);
   alignas(8) std::byte hdr[kRecordHeaderSize];
-  auto bytes = read_ahead(offset_, kRecordHeaderSize);
+  auto bytes = piece_.read(file_, offset_, kRecordHeaderSize, file_size_);
   if (!bytes) return bytes.status();
   std::memcpy(hdr, bytes->data(), kRecordHeaderSize);
   if (std::all_of(hdr, hdr + kRecordHeaderSize, [](std::byte b) { return b == std::byte(0); }))

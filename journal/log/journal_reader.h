@@ -3,16 +3,15 @@
 // length it has not bounded by the file size and kMaxPayload, and reads
 // payloads in fixed-size pieces, so memory stays bounded whatever it is given.
 //
-// It reads ahead: a record's header and payload come from a piece read at
-// once, and a miss reads the next piece from the record's start, kFirstAhead
-// bytes at first and twice as many at each miss, up to kPiece.  A follower
-// reads a few new records at each refresh, which a piece of 1 MiB would
-// make a copy of the zeros a durable journal writes ahead of them.  Small commits are a few records of tens of bytes each,
-// and a read apiece made recovery a stream of system calls: 1,266,131
-// preads for a 47 MiB journal of 297,110 commits, 24 MB/s.  What the piece
-// holds is what the file held when it was read; refresh() drops it, so a
-// follower tailing a journal another process appends to sees the new
-// records.
+// It reads ahead (read_ahead.h): a record's header and payload come from a
+// piece read at once, kFirstAhead bytes at first and up to kPiece.  Small
+// commits are a few records of tens of bytes each, and a read apiece made
+// recovery a stream of system calls: 1,266,131 preads for a 47 MiB journal
+// of 297,110 commits, 24 MB/s.  The first piece is small because a
+// follower reads a few new records at each refresh, and a piece of 1 MiB
+// would copy the zeros a durable journal writes ahead of them.  refresh()
+// drops the piece, so a follower tailing a journal another process
+// appends to sees the new records.
 #pragma once
 
 #include <array>
@@ -25,6 +24,7 @@
 
 #include "file.h"
 #include "format.h"
+#include "read_ahead.h"
 
 namespace h5j {
 
@@ -96,7 +96,7 @@ class JournalReader {
 
  private:
   JournalReader(File& file, JournalHeader h, uint64_t file_size, AlignedBuffer piece)
-      : file_(file), header_(std::move(h)), file_size_(file_size), piece_(std::move(piece)) {}
+      : file_(file), header_(std::move(h)), file_size_(file_size), piece_(std::move(piece), kFirstAhead) {}
   std::optional<Record> stop(StreamEnd why) {
     end_ = why;
     return std::nullopt;
@@ -104,9 +104,6 @@ class JournalReader {
   // Streams the payload through piece_ for its CRC, keeping its first bytes
   // in head_ so the record can be decoded without reading them again.
   Result<bool> payload_crc_matches(const RecordHeader& h, const std::byte* hdr);
-  // Bytes [offset, offset + n) of the journal, n <= kPiece, from piece_,
-  // which a miss refills from offset; the span lives until the next call.
-  Result<std::span<const std::byte>> read_ahead(uint64_t offset, size_t n);
   static constexpr size_t kPiece = 1 << 20;
   static constexpr size_t kFirstAhead = 16 << 10;
   static constexpr size_t kHead = 4096;  // covers every fixed payload and a comment
@@ -114,10 +111,7 @@ class JournalReader {
   File& file_;
   JournalHeader header_;
   uint64_t file_size_;
-  AlignedBuffer piece_;  // the journal's bytes [piece_base_, + piece_len_), allocated once
-  uint64_t piece_base_ = 0;
-  size_t piece_len_ = 0;
-  size_t ahead_ = kFirstAhead;  // how much the next miss reads
+  ReadAhead piece_;  // the journal's bytes, kPiece at most, allocated once
   std::array<std::byte, kHead> head_{};
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;

@@ -159,7 +159,7 @@ Status JournalWriter::reset(const JournalHeader& next) {
   H5J_RETURN_IF_ERROR(write_next_header(next));
   if (opts_.durable) H5J_RETURN_IF_ERROR(sync_all_written());
   txn_ = next.first_txn - 1;
-  window_.clear();  // the next generation writes over these offsets
+  window_.drop();  // the next generation writes over these offsets
   for (auto& b : ring_) b.base = b.used = b.submitted = b.ticket = 0;
   cur().base = kFirstRecordOffset;
   return Status::ok();
@@ -293,20 +293,12 @@ Status JournalWriter::rotate(uint64_t base) {
 // kReadAhead bytes, and the reads after it that fall inside them are
 // served from memory.
 Status JournalWriter::read_written(uint64_t offset, std::span<std::byte> out, uint64_t limit) {
-  if (offset >= window_base_ && offset + out.size() <= window_base_ + window_.size()) {
-    std::memcpy(out.data(), window_.data() + (offset - window_base_), out.size());
-    return Status::ok();
-  }
   // A read past the records appended (none of the engine's) goes to the
   // file as asked, and fails there if the file is shorter.
   if (out.size() >= kReadAhead || limit < offset || limit - offset < out.size()) return read_exact(file_, offset, out);
-  window_.resize(size_t(std::min<uint64_t>(kReadAhead, limit - offset)));
-  if (Status s = read_exact(file_, offset, window_); !s) {
-    window_.clear();
-    return s;
-  }
-  window_base_ = offset;
-  std::memcpy(out.data(), window_.data(), out.size());
+  auto bytes = window_.read(file_, offset, out.size(), limit);
+  if (!bytes) return bytes.status();
+  std::memcpy(out.data(), bytes->data(), out.size());
   return Status::ok();
 }
 

@@ -28,6 +28,7 @@
 #include "aligned_buffer.h"
 #include "file.h"
 #include "format.h"
+#include "read_ahead.h"
 
 namespace h5j {
 
@@ -167,11 +168,9 @@ class JournalWriter {
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
   bool preallocate_ = true;     // false after a full disk, and after stop_zeros_ahead()
   uint64_t zeros_ahead_;        // how far past the records the next zeros reach (reserve())
-  // The journal bytes [window_base_, + window_.size()), read from the file
-  // by read_written: true until reset(), since bytes below the ring's are
-  // not written again within a generation.
-  std::vector<std::byte> window_;
-  uint64_t window_base_ = 0;
+  // Journal bytes below the ring's, read by read_written: true until
+  // reset(), since they are not written again within a generation.
+  ReadAhead window_{kReadAhead};
 };
 
 }  // namespace h5j
