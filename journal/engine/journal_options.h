@@ -77,6 +77,17 @@ struct JournalOptions {
   bool materialize_at_close = true;
   bool recover_on_open = true;  // false: refuse to open a file that needs recovery
   RecoveryMode recovery_mode = RecoveryMode::kPointInTime;
+  // Point-in-time, when the replay stops at damage that committed
+  // transactions follow (commits_past_stop.h):
+  //   kRefuseWhenWriting  a writer's open, which would retire the journal,
+  //                       is refused (kCorrupt) and changes nothing; a
+  //                       reader reads up to the damage without looking
+  //                       past it, since a live writer may be appending
+  //   kRefuse             every open is refused (h5recover --check)
+  //   kLeaveOut           the replay stops there and the report counts
+  //                       what it left out (h5recover --output: a copy)
+  enum class PastDamage { kRefuseWhenWriting, kRefuse, kLeaveOut };
+  PastDamage past_damage = PastDamage::kRefuseWhenWriting;
   Progress progress;  // told of bytes applied during recovery (h5recover's progress bar)
   std::function<Status(RecoveredImage&)> after_replay;
   // A writer's lock on the file itself (HDF5's file locking), taken right
@@ -135,6 +146,7 @@ struct OpenReport {
   std::string end_detail;       // where and why the journal's stream ended
   std::vector<SkippedRange> skipped;  // salvage
   uint64_t rebuilt_txns = 0;          // salvage: transactions whose raw data came from the data log alone
+  CommitsPastStop past_stop;          // point-in-time: committed transactions left out past damage
   bool passive = false;         // another handle owns the journal
   bool unlocked = false;        // the journal's lock holds in this process only (require_locks)
   bool write_protected = false; // the file's write permission is taken while it is written

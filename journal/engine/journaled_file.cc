@@ -100,6 +100,10 @@ Status JournaledFile::load_journal() {
     return data_logs_.records_of(header, first, last);
   };
   auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
+  if (plan) {
+    Status past = look_past_damage(**reader, *plan);
+    if (!past) plan = past;
+  }
   if (plan) plan = without_unacknowledged(std::move(*plan), data_log);
   if (!plan) return plan.status().prefixed(journal_->path() + ": ");
   // The first generation of a file created empty, with no commit: the last
@@ -119,6 +123,7 @@ Status JournaledFile::load_journal() {
                                                       : "transaction " + std::to_string(plan->unacknowledged_txn) + ": " +
                                                             stream_end_name(StreamEnd::kInPlaceMissing);
   report_.skipped = plan->skipped;
+  report_.past_stop = plan->past_stop;
   report_.rebuilt_txns = plan->rebuilt_txns;
   // Recovery is needed if any transaction committed, or if the file is not at
   // the size the generation started from (uncommitted in-place writes).
@@ -136,6 +141,38 @@ Status JournaledFile::load_journal() {
                       " that are not yet in the file (recovery=refuse); run h5recover " + base_->path());
   plan_ = std::move(*plan);
   return Status::ok();
+}
+
+// A point-in-time replay that stopped at damage, a damaged record or a
+// transaction whose data fails its CRC, would drop the committed
+// transactions after it.  When they show the stop had been durable
+// (commits_past_stop.h), that is damage, and a writer, which would retire
+// the journal, refuses instead.
+Status JournaledFile::look_past_damage(JournalReader& reader, ReplayPlan& plan) const {
+  using PastDamage = JournalOptions::PastDamage;
+  if (opts_.recovery_mode != RecoveryMode::kPointInTime) return Status::ok();
+  if (opts_.past_damage == PastDamage::kRefuseWhenWriting && read_only_) return Status::ok();
+  CommitsPastStop& past = plan.past_stop;
+  if (plan.refused_txn == 0) {
+    if (clean_end(plan.summary.end)) return Status::ok();
+    past.at = plan.summary.end_offset;
+    past.why = plan.summary.end;
+    H5J_RETURN_IF_ERROR(find_commits_past_damage(reader, plan.summary.last_committed_txn + 1, past));
+  }
+  past.stopped_txn = std::max(plan.summary.last_committed_txn + 1, plan.summary.header.first_txn);
+  if (opts_.past_damage == PastDamage::kLeaveOut || !past.proves_damage()) return Status::ok();
+  std::string what = plan.refused_txn != 0
+                         ? "transaction " + std::to_string(past.stopped_txn) + "'s raw data in the data log fails its CRC"
+                         : std::string(stream_end_name(past.why)) + " at offset " + std::to_string(past.at) +
+                               ", in transaction " + std::to_string(past.stopped_txn);
+  std::string last = plan.summary.committed_txns > 0 ? "transaction " + std::to_string(plan.summary.last_committed_txn)
+                                                     : "the start of this journal";
+  return Status(Code::kCorrupt,
+                "journal damaged in the middle: " + what + ", whose commit had returned, and " + past.text() +
+                    " follow it: damage, not a crash's unfinished writes. Nothing was changed. 'h5recover --mode "
+                    "salvage --output COPY " + base_->path() + "' recovers every transaction that validates into "
+                    "COPY; 'h5recover --output COPY " + base_->path() + "' recovers the file as of " + last +
+                    ", before the damage");
 }
 
 // A transaction whose in-place bytes never reached the disk never became

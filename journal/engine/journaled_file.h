@@ -215,6 +215,7 @@ class JournaledFile : private RecoveredImage {
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();
+  Status look_past_damage(JournalReader& reader, ReplayPlan& plan) const;
   Result<ReplayPlan> without_unacknowledged(ReplayPlan plan, const DataLogAccess& data_log);
   ReplayPlan recovered_durable(ReplayPlan plan, uint64_t marked);
   Status replay_into_base();

@@ -68,7 +68,10 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
     return Status::ok();
   };
   auto apply = [&](const CommittedTxn& t) -> Status {
-    if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) return Status::ok();
+    if (plan.refused_txn != 0 && mode != RecoveryMode::kSalvage) {
+      plan.past_stop.add(t);
+      return Status::ok();
+    }
     if (unacknowledged != 0 && t.txn >= unacknowledged) {
       plan.unacknowledged_txn = t.txn;
       return Status::ok();
@@ -89,7 +92,11 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
                                                ? " (damage under a committed transaction, not a torn tail)"
                                                : "") +
                                           " (recovery mode " + recovery_mode_name(mode) + ")");
-      if (plan.refused_txn == 0) plan.refused_txn = t.txn;
+      if (plan.refused_txn == 0) {
+        plan.refused_txn = t.txn;
+        plan.past_stop.at = applied_end;
+        plan.past_stop.why = StreamEnd::kDataMismatch;
+      }
       return Status::ok();
     }
     if (t.durable_txn > plan.durable_txn) {

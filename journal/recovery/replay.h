@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "commits_past_stop.h"
 #include "extent_map.h"
 #include "file.h"
 #include "journal_reader.h"
@@ -44,6 +45,9 @@ struct ReplayPlan {
   uint64_t bytes_to_apply = 0;
   std::vector<SkippedRange> skipped;  // salvage only
   uint64_t refused_txn = 0;  // the first transaction whose data failed its CRC (0: none)
+  // Point-in-time: the committed transactions after refused_txn.
+  // Past a damaged record, find_commits_past_damage adds them.
+  CommitsPastStop past_stop;
   // Salvage: transactions whose journal records were lost to damage, and
   // whose raw data came back from the data log's own records.
   uint64_t rebuilt_txns = 0;

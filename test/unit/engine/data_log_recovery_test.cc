@@ -124,21 +124,6 @@ TEST_CASE("raw data in the data log is recovered, verified against its CRC, and 
   }
 }
 
-namespace {
-
-// Flips a byte in the payload of the journal's DATA record of `txn`.
-void damage_data_record(const std::string& jpath, uint64_t txn) {
-  uint64_t lsn = 0;
-  for (const Record& r : journal_records(jpath))
-    if (r.header.type == RecordType::kData && r.header.txn == txn) lsn = r.header.lsn;
-  REQUIRE(lsn != 0);
-  auto bytes = test::read_file(jpath);
-  bytes[lsn + kRecordHeaderSize + 3] ^= std::byte(0x40);
-  test::write_file(jpath, bytes);
-}
-
-}  // namespace
-
 TEST_CASE("salvage rebuilds a transaction's raw data from the data log when its index records are damaged") {
   TempDir dir;
   std::string path = dir.path("raw.h5"), jpath = path + ".jnl";
@@ -154,7 +139,7 @@ TEST_CASE("salvage rebuilds a transaction's raw data from the data log when its 
     REQUIRE((*f)->write_raw(100, std::vector<std::byte>(500, std::byte(3)), 3));
     REQUIRE((*f)->commit());
   }  // crash
-  damage_data_record(jpath, 2);
+  damage_record(jpath, RecordType::kData, 2);
   std::vector<std::byte> first(5000, std::byte(1)), all = first;
   std::fill(all.begin() + 1000, all.begin() + 4000, std::byte(2));
   std::fill(all.begin() + 100, all.begin() + 600, std::byte(3));
@@ -214,7 +199,7 @@ TEST_CASE("salvage rebuilds raw data from a rank's data log beyond a gap in the 
     commit(100, 500, std::byte(3));
   }  // both crash
   REQUIRE(!posix_filesystem().exists(data_log_path_for(jpath, 1)));
-  damage_data_record(jpath, 2);
+  damage_record(jpath, RecordType::kData, 2);
   std::vector<std::byte> all(5000, std::byte(1));
   std::fill(all.begin() + 1000, all.begin() + 4000, std::byte(2));
   std::fill(all.begin() + 100, all.begin() + 600, std::byte(3));

@@ -174,6 +174,44 @@ TEST_CASE("durable_within: recovery checks every commit after the durable one, a
   }
 }
 
+// commits_past_stop.h: past a damaged record, only a COMMIT that shows it
+// durable makes it damage.  The inline syncs publish 3, 6 and 9, so the
+// COMMITs of 10 commits name 1, 1, 1, 3, 3, 3, 6, 6, 6, 9.
+TEST_CASE("durable_within: past a damaged record, commits the sync had not reached are a crash's tail; one it "
+          "reached makes it damage") {
+  struct Case {
+    const char* what;
+    int commits;
+    uint64_t damaged;
+    uint64_t kept;  // the last transaction recovery keeps; 0: the open is refused
+  };
+  for (Case c : {Case{"8 commits, 7 damaged: 8 names 6, so 7 may never have reached the disk", 8, 7, 6},
+                 Case{"8 commits, 4 damaged: 7 names 6 and 8 began after it returned", 8, 4, 0},
+                 Case{"10 commits, 9 damaged: 10 names 9, which the sync had published", 10, 9, 0}}) {
+    SUBCASE(c.what) {
+      DurableWithinSeries s;
+      s.create();
+      for (int i = 0; i < c.commits; ++i) s.commit_step(i);
+      s.f.reset();  // a crash
+      REQUIRE(s.commits().back().second == uint64_t(c.commits == 8 ? 6 : 9));
+      damage_record(s.opts.journal_path, RecordType::kInPlace, c.damaged);
+      if (c.kept != 0) {
+        auto [written, last] = s.recovered(Access::kReadWrite);
+        CHECK(last == c.kept);
+        CHECK(written == s.states[c.kept - 1]);
+        continue;
+      }
+      auto journal_before = read_file(s.opts.journal_path);
+      auto r = JournaledFile::open(s.path, Access::kReadWrite, s.opts);
+      REQUIRE(!r);
+      CHECK(r.status().code() == Code::kCorrupt);
+      CHECK(r.status().message().find("in transaction " + std::to_string(c.damaged) + ", whose commit had returned") !=
+            std::string::npos);
+      CHECK(read_file(s.opts.journal_path) == journal_before);
+    }
+  }
+}
+
 TEST_CASE("durable_within: the wait syncs the file, then the journal, and every commit is then durable") {
   DurableWithinSeries s;
   s.create();

@@ -54,6 +54,18 @@ inline std::vector<Record> journal_records(const std::string& path) {
   }
 }
 
+// Flips a byte in the payload of transaction `txn`'s first record of
+// `type` in the journal at `path`: its CRC then fails.
+inline void damage_record(const std::string& path, RecordType type, uint64_t txn) {
+  uint64_t lsn = 0;
+  for (const Record& r : journal_records(path))
+    if (lsn == 0 && r.header.type == type && r.header.txn == txn) lsn = r.header.lsn;
+  REQUIRE(lsn != 0);
+  auto bytes = read_file(path);
+  bytes[lsn + kRecordHeaderSize + 3] ^= std::byte(0x40);
+  write_file(path, bytes);
+}
+
 // 8 KiB that start as an HDF5 file does, so that the commit holding them
 // holds a superblock (first_superblock_committed), then 56 KiB of data.
 inline std::vector<std::byte> hdf5_like_file() {
