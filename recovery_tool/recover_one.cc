@@ -145,7 +145,8 @@ json report_of(const OpenReport& r) {
           {"last_transaction", r.last_txn},   {"records_discarded", r.discarded_records},
           {"stream_end", stream_end_name(r.end)}, {"stream_end_detail", r.end_detail},
           {"bytes_applied", r.bytes_applied}, {"file_size", r.logical_size},
-          {"skipped", skipped},               {"transactions_rebuilt_from_data_log", r.rebuilt_txns}};
+          {"skipped", skipped},               {"transactions_rebuilt_from_data_log", r.rebuilt_txns},
+          {"committed_transactions_left_out", r.past_stop.txns}};
 }
 
 // A one-line progress bar on the terminal, for a journal worth one.
@@ -199,7 +200,11 @@ Outcome check(const std::string& file, const std::string& journal, JournalOption
 std::string recovered_message(const std::string& target, const OpenReport& r, bool log_form) {
   std::string m = (log_form ? "materialized " : "recovered ") + target + ": replayed " +
                   std::to_string(r.replayed_txns) + " committed transaction(s) (" + mib(r.bytes_applied) + ")";
-  if (r.discarded_records > 0)
+  const CommitsPastStop& past = r.past_stop;
+  if (past.txns > 0)
+    m += ", left out transaction " + std::to_string(past.stopped_txn) + " at the damage (" + stream_end_name(past.why) +
+         " at offset " + std::to_string(past.at) + ") and the " + past.text() + " after it";
+  else if (r.discarded_records > 0)
     m += ", discarded " + std::to_string(r.discarded_records) + " record(s) of an uncommitted transaction";
   if (!r.skipped.empty()) m += ", skipped " + std::to_string(r.skipped.size()) + " damaged stretch(es)";
   if (r.end == StreamEnd::kInPlaceMissing) m += ", left out " + r.end_detail;
@@ -338,6 +343,10 @@ Outcome recover_one(const std::string& file, const RecoverOptions& o) {
   JournalOptions opts = journal_options_for(file, config_for(o), posix_filesystem());
   opts.journal_path = journal;
   opts.recovery_mode = mode;
+  // Damage with commits after it: the file and its journal are kept for
+  // salvage, and only a copy may be recovered to the damage.
+  using PastDamage = JournalOptions::PastDamage;
+  opts.past_damage = o.check ? PastDamage::kRefuse : o.output.empty() ? PastDamage::kRefuseWhenWriting : PastDamage::kLeaveOut;
   opts.require_locks = o.require_locks;
   return o.check ? check(file, journal, opts) : replay(file, journal, opts, o, log_form);
 }

@@ -175,12 +175,24 @@ grep -q '^[0-9]* DAMAGED - - - - bad record checksum mismatch$' <<<"$listed" &&
 expect 6 "journal damaged" yes -- a.h5 --mode strict
 expect 6 "damaged in the middle" yes -- a.h5 --mode tolerate-tail
 expect 0 "recovered salvaged.h5" yes -- a.h5 --mode salvage --output salvaged.h5
-expect 1 "recovery needed" yes -- a.h5 --check
-expect 1 "recovery needed" yes -- a.h5 --dry-run
+# The default mode stops at the damage, and durable commits follow it: a
+# recovery in place, which would retire the journal, is refused, and so is
+# --check; into a copy, it recovers the file as it was before the damage.
+expect 6 "committed transaction(s)" yes -- a.h5
+expect 6 "--mode salvage --output COPY" yes -- a.h5 --check
+expect 6 "follow it" yes -- a.h5 --dry-run
+expect 0 "left out transaction" yes -- a.h5 --output before-damage.h5
+"$sim" verify before-damage.h5 --elems 512 --driver sec2 > /dev/null ||
+  fail "the copy recovered to the damage does not verify"
+[[ $("$recover" a.h5 --output before-damage-2.h5 --json | python3 -c \
+  'import json,sys; print(json.load(sys.stdin)["committed_transactions_left_out"] > 1)') == True ]] ||
+  fail "--json does not count the committed transactions left out past the damage"
 # A killed writer leaves its file write-protected; recovery gives the
 # permission back (docs/recovery.md).
 [[ $(mode a.h5) == 444 ]] || fail "a killed writer's a.h5 has mode $(mode a.h5), not 444"
 [[ $(mode salvaged.h5) == "$created_mode" ]] || fail "the salvaged copy has mode $(mode salvaged.h5)"
+cp a.h5.jnl.good a.h5.jnl
+expect 1 "recovery needed" yes -- a.h5 --check
 WATCH=""
 expect 0 "recovered a.h5" no -- a.h5
 [[ $(mode a.h5) == "$created_mode" ]] || fail "recovered a.h5 has mode $(mode a.h5), not $created_mode"
