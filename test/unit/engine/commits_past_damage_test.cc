@@ -56,7 +56,7 @@ TEST_CASE_FIXTURE(SevenCommits, "a damaged record that durable commits follow is
     auto w = open(Access::kReadWrite, past);
     REQUIRE(!w);
     CHECK(w.status().code() == Code::kCorrupt);
-    const std::string& m = w.status().message();
+    const std::string m = w.status().message();
     CHECK(m.find("in transaction 4, whose commit had returned, and 3 committed transaction(s) (5 to 7) follow it") !=
           std::string::npos);
     CHECK(m.find("--mode salvage --output COPY") != std::string::npos);
