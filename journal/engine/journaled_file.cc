@@ -100,6 +100,7 @@ Status JournaledFile::load_journal() {
     return data_logs_.records_of(header, first, last);
   };
   auto plan = plan_replay(**reader, opts_.recovery_mode, data_log);
+  const std::string end_detail = (*reader)->end_detail();  // before a look past damage moves the reader
   if (plan) {
     Status past = look_past_damage(**reader, *plan);
     if (!past) plan = past;
@@ -119,7 +120,7 @@ Status JournaledFile::load_journal() {
   report_.bytes_applied = plan->bytes_to_apply;
   report_.logical_size = plan->logical_size;
   report_.end = plan->summary.end;
-  report_.end_detail = plan->unacknowledged_txn == 0 ? (*reader)->end_detail()
+  report_.end_detail = plan->unacknowledged_txn == 0 ? end_detail
                                                       : "transaction " + std::to_string(plan->unacknowledged_txn) + ": " +
                                                             stream_end_name(StreamEnd::kInPlaceMissing);
   report_.skipped = plan->skipped;

@@ -85,6 +85,8 @@ TEST_CASE_FIXTURE(SevenCommits, "a damaged record that durable commits follow is
     CHECK(past.first_txn == 5);
     CHECK(past.last_txn == 7);
     CHECK(past.why == StreamEnd::kBadChecksum);
+    // Where the stream ended, not where the look past it did.
+    CHECK((*w)->report().end_detail == "record checksum mismatch at offset " + std::to_string(past.at));
     REQUIRE((*w)->close());
     CHECK(read_file(path) == states[2]);
   }
