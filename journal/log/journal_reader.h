@@ -90,7 +90,7 @@ class JournalReader {
   }
   // The first offset >= `from` (a multiple of 8) where a valid record of
   // this generation starts (a BEGIN, if `begin_only`); nullopt if none.
-  // Used past a damaged record: by salvage, to carry on, and by
+  // Used past a damaged record: by scan_past_damage, to carry on, and by
   // tolerate-tail, to tell a torn tail from damage in the middle.
   Result<std::optional<uint64_t>> resync(uint64_t from, bool begin_only);
 
@@ -159,6 +159,16 @@ struct ScanOptions {
 // held in memory at a time.  The uncommitted tail is counted and discarded.
 template <typename OnCommit>
 Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, ScanOptions options = {});
+
+// Where scan_committed ended at damage (not a clean end): finds the next
+// valid BEGIN of the generation (resync) and scans on from it, expecting
+// transaction `next_txn` or a later one, and again past each damage after
+// it, until a clean end.  `on_stretch(from, to, summary)` is told of each
+// stretch skipped, [from, to), and of the scan after it.  How salvage
+// carries on, and how point-in-time recovery finds the commits past its
+// stop (commits_past_stop.h).
+template <typename OnCommit, typename OnStretch>
+Status scan_past_damage(JournalReader& reader, uint64_t next_txn, OnCommit&& on_commit, OnStretch&& on_stretch);
 
 }  // namespace h5j
 

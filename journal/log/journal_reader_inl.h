@@ -88,4 +88,22 @@ Result<ScanSummary> scan_committed(JournalReader& reader, OnCommit&& on_commit, 
   return s;
 }
 
+template <typename OnCommit, typename OnStretch>
+Status scan_past_damage(JournalReader& reader, uint64_t next_txn, OnCommit&& on_commit, OnStretch&& on_stretch) {
+  ScanOptions options;
+  options.allow_txn_gap = true;  // the damage may have taken whole transactions
+  for (;;) {
+    uint64_t from = reader.end_offset();
+    auto next = reader.resync(from + 8, /*begin_only=*/true);
+    if (!next) return next.status();
+    if (!next->has_value()) return Status::ok();
+    options.first_txn = next_txn;
+    auto scanned = scan_committed(reader, on_commit, options);
+    if (!scanned) return scanned.status();
+    on_stretch(from, **next, *scanned);
+    if (scanned->committed_txns > 0) next_txn = scanned->last_committed_txn + 1;
+    if (clean_end(scanned->end)) return Status::ok();
+  }
+}
+
 }  // namespace h5j

@@ -24,20 +24,11 @@ std::string CommitsPastStop::text() const {
 }
 
 Status find_commits_past_damage(JournalReader& reader, uint64_t next_txn, CommitsPastStop& past) {
-  ScanOptions options;
-  options.allow_txn_gap = true;  // the damage may have taken whole transactions
-  for (;;) {
-    auto next = reader.resync(reader.end_offset() + 8, /*begin_only=*/true);
-    if (!next) return next.status();
-    if (!next->has_value()) return Status::ok();
-    options.first_txn = std::max(next_txn, past.last_txn + 1);
-    auto scanned = scan_committed(reader, [&past](const CommittedTxn& t) {
-      past.add(t);
-      return Status::ok();
-    }, options);
-    if (!scanned) return scanned.status();
-    if (clean_end(scanned->end)) return Status::ok();
-  }
+  auto add = [&past](const CommittedTxn& t) {
+    past.add(t);
+    return Status::ok();
+  };
+  return scan_past_damage(reader, next_txn, add, [](uint64_t, uint64_t, const ScanSummary&) {});
 }
 
 }  // namespace h5j

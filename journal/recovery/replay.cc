@@ -172,26 +172,18 @@ Result<ReplayPlan> plan_replay(JournalReader& reader, RecoveryMode mode, const D
       break;
   }
   // Salvage: skip to the next valid BEGIN after each damaged stretch.
-  for (;;) {
-    uint64_t from = reader.end_offset();
-    StreamEnd why = plan.summary.end;
-    auto next = reader.resync(from + 8, /*begin_only=*/true);
-    if (!next) return next.status();
-    if (!next->has_value()) break;
-    plan.skipped.push_back({from, **next, why});
-    options.first_txn = plan.summary.last_committed_txn + 1;
-    auto more = scan_committed(reader, apply, options);
-    if (!more) return more.status();
-    plan.summary.committed_txns += more->committed_txns;
-    if (more->committed_txns > 0) {
-      plan.summary.last_committed_txn = more->last_committed_txn;
-      plan.summary.committed_end = more->committed_end;
+  auto carry_on = [&plan](uint64_t from, uint64_t to, const ScanSummary& more) {
+    plan.skipped.push_back({from, to, plan.summary.end});
+    plan.summary.committed_txns += more.committed_txns;
+    if (more.committed_txns > 0) {
+      plan.summary.last_committed_txn = more.last_committed_txn;
+      plan.summary.committed_end = more.committed_end;
     }
-    plan.summary.discarded_records += more->discarded_records;
-    plan.summary.end = more->end;
-    plan.summary.end_offset = more->end_offset;
-    if (clean_end(more->end)) break;
-  }
+    plan.summary.discarded_records += more.discarded_records;
+    plan.summary.end = more.end;
+    plan.summary.end_offset = more.end_offset;
+  };
+  H5J_RETURN_IF_ERROR(scan_past_damage(reader, plan.summary.last_committed_txn + 1, apply, carry_on));
   account_refusal();
   return plan;
 }
