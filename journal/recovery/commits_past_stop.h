@@ -13,9 +13,9 @@
 // transaction or a later one, and either names a transaction before its own
 // or is followed by a later transaction (its commit call had returned), the
 // stopped transaction had been durable, and what made it invalid since is
-// damage: a bad sector, a stray write, a flipped bit.
-// Replaying up to the stop would then drop every committed transaction after
-// it, and retiring the journal would lose them for good.
+// damage: a bad sector, a stray write, a flipped bit.  Replaying up to the
+// stop would then drop every committed transaction after it, and retiring
+// the journal would lose them for good.
 //
 // Worked example, durable=true.  Transactions 1 to 9 commit, each COMMIT
 // naming itself.  A byte of 5's WRITE record flips on the disk.  The replay
@@ -67,9 +67,9 @@ struct CommitsPastStop {
 };
 
 // Past the damaged record where `reader`'s scan ended (not a clean end),
-// expecting transaction `next_txn` or a later one, finds every committed transaction that validates, as salvage would
-// (skipping each further damaged stretch), and adds it to `past`.  Leaves
-// the reader at the journal's end.
+// expecting transaction `next_txn` or a later one, adds to `past` every
+// committed transaction that validates (scan_past_damage, as salvage
+// reads).  Leaves the reader at the journal's end.
 Status find_commits_past_damage(JournalReader& reader, uint64_t next_txn, CommitsPastStop& past);
 
 }  // namespace h5j
