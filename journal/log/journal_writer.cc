@@ -285,17 +285,21 @@ Status JournalWriter::rotate(uint64_t base) {
   return Status::ok();
 }
 
-// A checkpoint reads its generation's records in the order its overlay's
-// extents take by file address, and metadata rewritten in part
-// (last_writes.h) leaves a block in hundreds of small extents, journaled
-// one commit after another: W4's 1,000 commits of 8 KiB steps left 816,
-// a pread each at the close.  So a read of the file takes up to
-// kReadAhead bytes, and the reads after it that fall inside them are
-// served from memory.
+// Small reads of records near one another (HDF5 reading back journaled
+// metadata, a lone range of a checkpoint's) are served from a window: a
+// read of the file takes up to kReadAhead bytes, and the reads after it
+// that fall inside them are copied from memory.  A read of kReadAlone
+// bytes or more (a checkpoint's joined reads, gathered_reads.h) pays for
+// its own system call, and through the window would be copied twice.
+//
+// The window is small because its pages are new to the process: on the
+// benchmark's virtual machines a page's first touch costs 13 us, so a
+// window of 256 KiB cost 0.8 ms at a session's close, a third of what the
+// close cost beyond sec2's (docs/performance.md).
 Status JournalWriter::read_written(uint64_t offset, std::span<std::byte> out, uint64_t limit) {
   // A read past the records appended (none of the engine's) goes to the
   // file as asked, and fails there if the file is shorter.
-  if (out.size() >= kReadAhead || limit < offset || limit - offset < out.size()) return read_exact(file_, offset, out);
+  if (out.size() >= kReadAlone || limit < offset || limit - offset < out.size()) return read_exact(file_, offset, out);
   auto bytes = window_.read(file_, offset, out.size(), limit);
   if (!bytes) return bytes.status();
   std::memcpy(out.data(), bytes->data(), out.size());

@@ -112,9 +112,11 @@ class JournalWriter {
   // The journal bytes [offset, offset + out.size()), from a buffer that still
   // holds them or else from the file.
   Status read(uint64_t offset, std::span<std::byte> out);
-  // How much more than asked a read of the file takes, for the reads after
-  // it (read_written).
-  static constexpr size_t kReadAhead = size_t(256) << 10;
+  // How much more than asked a small read of the file takes, for the reads
+  // after it, and from what size a read takes only its own bytes
+  // (read_written).
+  static constexpr size_t kReadAhead = size_t(64) << 10;
+  static constexpr size_t kReadAlone = size_t(16) << 10;
 
   bool in_transaction() const { return in_txn_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }

@@ -26,7 +26,12 @@ class CountingFile : public PosixFile {
     ++submitted;
     return t;
   }
+  Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
+    reads.push_back(out.size());
+    return PosixFile::read_at(offset, out);
+  }
   int submitted = 0;
+  std::vector<size_t> reads;  // each read's length, in order
 };
 
 std::vector<std::byte> pattern(size_t n, uint32_t seed) {
@@ -160,6 +165,49 @@ TEST_CASE("records past the ring read back through the window, and a new generat
     next.first_txn = (*w)->next_txn();
     REQUIRE((*w)->reset(next));
   }
+}
+
+// A checkpoint's joined reads (gathered_reads.h) are each one read of
+// their own, of only their bytes, beside the small reads the window
+// serves: the window is new pages to the process, and a joined read
+// through it would be copied twice.
+TEST_CASE("small reads past the ring share the window's read; a read of kReadAlone bytes takes its own") {
+  TempDir dir;
+  std::string path = dir.path("w.jnl");
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644));
+  CountingFile file(path, std::move(fd));
+  JournalHeader h;
+  h.generation = 1;
+  h.block_size = kUnalignedCommits;  // commits packed, as with durable=false
+  auto w = JournalWriter::start(file, h, RingOptions{2, 4096, false}, false);
+  REQUIRE(w);
+  std::vector<std::pair<uint64_t, std::vector<std::byte>>> written;
+  for (uint32_t t = 0; t < 300; ++t) {  // about 90 KiB of records, past the ring's 8 KiB
+    REQUIRE((*w)->begin());
+    auto data = pattern(200, t);
+    auto off = (*w)->append_write(t, 0, data);
+    REQUIRE(off);
+    written.emplace_back(*off, std::move(data));
+    REQUIRE((*w)->commit({1000, 0, 0}));
+  }
+  file.reads.clear();
+  for (size_t k = 0; k < 20; ++k) {
+    std::vector<std::byte> back(written[k].second.size());
+    REQUIRE((*w)->read(written[k].first, back));
+    CHECK(back == written[k].second);
+  }
+  CHECK(file.reads.size() == 1);  // one read of the window served all twenty
+  file.reads.clear();
+  std::vector<std::byte> joined(JournalWriter::kReadAlone);
+  REQUIRE((*w)->read(written[100].first, joined));
+  CHECK(std::equal(written[100].second.begin(), written[100].second.end(), joined.begin()));
+  REQUIRE(file.reads.size() == 1);
+  CHECK(file.reads[0] == JournalWriter::kReadAlone);  // its own bytes, nothing ahead
+  file.reads.clear();
+  std::vector<std::byte> back(written[20].second.size());
+  REQUIRE((*w)->read(written[20].first, back));  // the window is still there
+  CHECK(back == written[20].second);
+  CHECK(file.reads.empty());
 }
 
 TEST_CASE("backpressure: every buffer is written once, in ring order") {
