@@ -37,6 +37,10 @@ void erase_runs(ExtentMap& overlay, const RawPattern& data);
 // writing a gap.
 enum class GapFill { kFromFile, kLeave };
 
+// The longest write an apply makes, and so the most its `run` buffer
+// grows to (apply_image.cc, RunWriter).
+inline constexpr size_t kLongestApplyWrite = size_t(1) << 20;
+
 // Writes the image into `base` in address order, adjacent bytes coalesced
 // into large writes, only the bytes the image covers: first the data-log extents of `raw`, then the journal
 // bytes of `overlay` over them; then sets the size to `logical_size`.  Does

@@ -291,7 +291,41 @@ TEST_CASE("a run longer than the write buffer's first size is written whole, in 
   REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
   CHECK(counted.writes == 1);
   CHECK(run.size() >= (440u << 10));
-  CHECK(run.size() < (8u << 20));  // grown to the run, not to the largest run allowed
+  CHECK(run.size() < kLongestApplyWrite);  // grown to the run, not to the longest write allowed
+  f.check();
+}
+
+// A replay of large journaled extents copies them through the write
+// buffer: it stops growing at kLongestApplyWrite, whose pages are each a
+// fault to touch first, and the run goes out in writes of that size.
+TEST_CASE("a run longer than the longest write goes out in writes of that size, through a buffer no larger") {
+  struct WritesCounted : ForwardingFile {
+    using ForwardingFile::ForwardingFile;
+    Status write_at(uint64_t o, std::span<const std::byte> d) override {
+      lengths.push_back(d.size());
+      return ForwardingFile::write_at(o, d);
+    }
+    std::vector<size_t> lengths;
+  };
+  const uint64_t len = kLongestApplyWrite * 5 / 2;
+  ModelFile f(len + 8192);
+  std::mt19937 rng(4);
+  std::vector<std::byte> journal(512);
+  for (uint64_t b = 0; b < len; ++b) journal.push_back(std::byte(rng()));
+  ExtentMap overlay;
+  overlay.insert(4096, len, 512);
+  std::memcpy(f.model.data() + 4096, journal.data() + 512, len);
+  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
+    std::memcpy(out.data(), journal.data() + off, out.size());
+    return Status::ok();
+  };
+  auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
+  REQUIRE(second);
+  WritesCounted counted(std::move(*second));
+  AlignedBuffer run;
+  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
+  CHECK(counted.lengths == std::vector<size_t>{kLongestApplyWrite, kLongestApplyWrite, kLongestApplyWrite / 2});
+  CHECK(run.size() == kLongestApplyWrite);
   f.check();
 }
 
