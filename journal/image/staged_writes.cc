@@ -3,12 +3,16 @@
 #include <algorithm>
 
 #include "apply_image.h"
+#include "huge_pages.h"
 
 namespace h5j {
 
 void StagedWrites::add(const RawPattern& pattern, Gather bytes) {
   layer_.insert(pattern, 0, bytes_.size());
-  if (bytes_.capacity() == 0) bytes_.reserve(kMaxBytes + pattern.bytes());  // no copies as it grows
+  if (bytes_.capacity() == 0) {
+    bytes_.reserve(kMaxBytes + pattern.bytes());  // no copies as it grows
+    advise_huge_pages(bytes_.data(), bytes_.capacity());  // it fills before most placings
+  }
   for (std::span<const std::byte> b : bytes) bytes_.insert(bytes_.end(), b.begin(), b.end());
 }
 
