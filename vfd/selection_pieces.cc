@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "copy_run.h"
 
@@ -149,9 +150,13 @@ Status for_each_selection_batch(hid_t mem_space, hid_t file_space, haddr_t file_
   auto mem = std::make_unique<SequenceWalk>(mem_space, element_size);
   if (!file->valid() || !mem->valid()) return Status(Code::kInvalid, "H5Ssel_iter_create failed");
   const auto* bytes = static_cast<const std::byte*>(buf);
-  if (!scratch.batch) scratch.batch.reset(new RawPiece[kSelectionBatch]);
+  // A RawPiece is an implicit-lifetime aggregate: an array of bytes gives
+  // it storage, and a piece lives once it is assigned.
+  static_assert(std::is_aggregate_v<RawPiece> && std::is_trivially_destructible_v<RawPiece> &&
+                alignof(RawPiece) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  if (!scratch.batch) scratch.batch = std::make_unique_for_overwrite<std::byte[]>(kSelectionBatch * sizeof(RawPiece));
   if (!scratch.gathered) scratch.gathered.reset(new std::byte[kGatherBytes]);
-  RawPiece* const pieces = scratch.batch.get();
+  RawPiece* const pieces = reinterpret_cast<RawPiece*>(scratch.batch.get());
   std::span<std::byte> gathered(scratch.gathered.get(), kGatherBytes);
   size_t count = 0;                 // pieces in the batch
   uint64_t last_end = kNoPiece;     // where pieces[count - 1] ends in the file
