@@ -256,18 +256,37 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
   }
 }
 
+namespace {
+
+// The lengths of the writes write_overlay makes of `overlay` into f's
+// file, its sources `journal`'s bytes, through the write buffer `run`.
+std::vector<size_t> overlay_writes(ModelFile& f, const ExtentMap& overlay, const std::vector<std::byte>& journal,
+                                   AlignedBuffer& run) {
+  struct WritesCounted : ForwardingFile {
+    using ForwardingFile::ForwardingFile;
+    Status write_at(uint64_t o, std::span<const std::byte> d) override {
+      lengths.push_back(d.size());
+      return ForwardingFile::write_at(o, d);
+    }
+    std::vector<size_t> lengths;
+  };
+  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
+    std::memcpy(out.data(), journal.data() + off, out.size());
+    return Status::ok();
+  };
+  auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
+  REQUIRE(second);
+  WritesCounted counted(std::move(*second));
+  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
+  return counted.lengths;
+}
+
+}  // namespace
+
 // The write buffer starts small and grows as a run needs (RunWriter): a
 // run longer than its first size still goes out whole, in one write, with
 // the bytes gathered before each growth kept.
 TEST_CASE("a run longer than the write buffer's first size is written whole, in one write") {
-  struct WritesCounted : ForwardingFile {
-    using ForwardingFile::ForwardingFile;
-    Status write_at(uint64_t o, std::span<const std::byte> d) override {
-      ++writes;
-      return ForwardingFile::write_at(o, d);
-    }
-    int writes = 0;
-  };
   ModelFile f(1 << 20);
   std::mt19937 rng(3);
   ExtentMap overlay;
@@ -280,16 +299,8 @@ TEST_CASE("a run longer than the write buffer's first size is written whole, in 
     std::memcpy(f.model.data() + addr, journal.data() + journal.size() - len, len);
     addr += len;
   }
-  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
-    std::memcpy(out.data(), journal.data() + off, out.size());
-    return Status::ok();
-  };
-  auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
-  REQUIRE(second);
-  WritesCounted counted(std::move(*second));
   AlignedBuffer run;
-  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
-  CHECK(counted.writes == 1);
+  CHECK(overlay_writes(f, overlay, journal, run).size() == 1);
   CHECK(run.size() >= (440u << 10));
   CHECK(run.size() < kLongestApplyWrite);  // grown to the run, not to the longest write allowed
   f.check();
@@ -299,14 +310,6 @@ TEST_CASE("a run longer than the write buffer's first size is written whole, in 
 // buffer: it stops growing at kLongestApplyWrite, whose pages are each a
 // fault to touch first, and the run goes out in writes of that size.
 TEST_CASE("a run longer than the longest write goes out in writes of that size, through a buffer no larger") {
-  struct WritesCounted : ForwardingFile {
-    using ForwardingFile::ForwardingFile;
-    Status write_at(uint64_t o, std::span<const std::byte> d) override {
-      lengths.push_back(d.size());
-      return ForwardingFile::write_at(o, d);
-    }
-    std::vector<size_t> lengths;
-  };
   const uint64_t len = kLongestApplyWrite * 5 / 2;
   ModelFile f(len + 8192);
   std::mt19937 rng(4);
@@ -315,16 +318,9 @@ TEST_CASE("a run longer than the longest write goes out in writes of that size, 
   ExtentMap overlay;
   overlay.insert(4096, len, 512);
   std::memcpy(f.model.data() + 4096, journal.data() + 512, len);
-  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
-    std::memcpy(out.data(), journal.data() + off, out.size());
-    return Status::ok();
-  };
-  auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
-  REQUIRE(second);
-  WritesCounted counted(std::move(*second));
   AlignedBuffer run;
-  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
-  CHECK(counted.lengths == std::vector<size_t>{kLongestApplyWrite, kLongestApplyWrite, kLongestApplyWrite / 2});
+  CHECK(overlay_writes(f, overlay, journal, run) ==
+        std::vector<size_t>{kLongestApplyWrite, kLongestApplyWrite, kLongestApplyWrite / 2});
   CHECK(run.size() == kLongestApplyWrite);
   f.check();
 }

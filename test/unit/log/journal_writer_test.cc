@@ -41,6 +41,38 @@ std::vector<std::byte> pattern(size_t n, uint32_t seed) {
   return v;
 }
 
+// Each of `count` transactions writes one record: transaction t writes
+// pattern(size(t), seed(t)) at address t.  Where each landed, and its bytes.
+using Written = std::vector<std::pair<uint64_t, std::vector<std::byte>>>;
+template <class Size, class Seed>
+Written commit_records(JournalWriter& w, uint32_t count, Size size, Seed seed) {
+  Written written;
+  for (uint32_t t = 0; t < count; ++t) {
+    REQUIRE(w.begin());
+    auto data = pattern(size(t), seed(t));
+    auto off = w.append_write(t, 0, data);
+    REQUIRE(off);
+    written.emplace_back(*off, std::move(data));
+    REQUIRE(w.commit({1000, 0, 0}));
+  }
+  return written;
+}
+
+// A ring of two 4 KiB buffers, not durable, over a CountingFile.
+struct CountedRing {
+  TempDir dir;
+  CountingFile file;
+  Result<std::unique_ptr<JournalWriter>> w = Status(Code::kInvalid, "not started");
+  explicit CountedRing(uint32_t block_size = kBlockSize)
+      : file(dir.path("c.jnl"), UniqueFd(::open(dir.path("c.jnl").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644))) {
+    JournalHeader h;
+    h.generation = 1;
+    h.block_size = block_size;
+    w = JournalWriter::start(file, h, RingOptions{2, 4096, false}, false);
+    REQUIRE(w);
+  }
+};
+
 }  // namespace
 
 TEST_CASE_TEMPLATE_DEFINE("ring writes records in order and reads them back", T, ring_test) {
@@ -143,15 +175,9 @@ TEST_CASE("records past the ring read back through the window, and a new generat
   SmallRing ring(IoEngine::kSync);
   auto& w = ring.w;
   for (uint32_t generation = 1; generation <= 2; ++generation) {
-    std::vector<std::pair<uint64_t, std::vector<std::byte>>> written;
-    for (uint32_t t = 0; t < 200; ++t) {  // 200 records of 40 to 239 bytes: most of them past the ring
-      REQUIRE((*w)->begin());
-      auto data = pattern(40 + (t * 37) % 200, t * 7 + generation);
-      auto off = (*w)->append_write(t, 0, data);
-      REQUIRE(off);
-      written.emplace_back(*off, std::move(data));
-      REQUIRE((*w)->commit({1000, 0, 0}));
-    }
+    // 200 records of 40 to 239 bytes: most of them past the ring
+    Written written = commit_records(
+        **w, 200, [](uint32_t t) { return 40 + (t * 37) % 200; }, [&](uint32_t t) { return t * 7 + generation; });
     // The first generation's backwards, the last read leaving the window at
     // its first records; the second's forwards, from the same offsets.
     for (size_t k = 0; k < written.size(); ++k) {
@@ -172,24 +198,11 @@ TEST_CASE("records past the ring read back through the window, and a new generat
 // serves: the window is new pages to the process, and a joined read
 // through it would be copied twice.
 TEST_CASE("small reads past the ring share the window's read; a read of kReadAlone bytes takes its own") {
-  TempDir dir;
-  std::string path = dir.path("w.jnl");
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644));
-  CountingFile file(path, std::move(fd));
-  JournalHeader h;
-  h.generation = 1;
-  h.block_size = kUnalignedCommits;  // commits packed, as with durable=false
-  auto w = JournalWriter::start(file, h, RingOptions{2, 4096, false}, false);
-  REQUIRE(w);
-  std::vector<std::pair<uint64_t, std::vector<std::byte>>> written;
-  for (uint32_t t = 0; t < 300; ++t) {  // about 90 KiB of records, past the ring's 8 KiB
-    REQUIRE((*w)->begin());
-    auto data = pattern(200, t);
-    auto off = (*w)->append_write(t, 0, data);
-    REQUIRE(off);
-    written.emplace_back(*off, std::move(data));
-    REQUIRE((*w)->commit({1000, 0, 0}));
-  }
+  CountedRing ring(kUnalignedCommits);  // commits packed, as with durable=false
+  CountingFile& file = ring.file;
+  auto& w = ring.w;
+  // About 90 KiB of records, past the ring's 8 KiB.
+  Written written = commit_records(**w, 300, [](uint32_t) { return 200; }, [](uint32_t t) { return t; });
   file.reads.clear();
   for (size_t k = 0; k < 20; ++k) {
     std::vector<std::byte> back(written[k].second.size());
@@ -211,14 +224,9 @@ TEST_CASE("small reads past the ring share the window's read; a read of kReadAlo
 }
 
 TEST_CASE("backpressure: every buffer is written once, in ring order") {
-  TempDir dir;
-  std::string path = dir.path("c.jnl");
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644));
-  CountingFile file(path, std::move(fd));
-  JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(file, h, RingOptions{2, 4096, false}, false);
-  REQUIRE(w);
+  CountedRing ring;
+  CountingFile& file = ring.file;
+  auto& w = ring.w;
   REQUIRE((*w)->begin());
   auto data = pattern(4096 * 10, 9);
   REQUIRE((*w)->append_write(0, 0, data));
