@@ -23,38 +23,34 @@ void add_to_image(RawLayer& raw, ExtentMap& overlay, const RawPattern& data, uin
 namespace {
 
 // Coalesces bytes given in increasing address order into writes of up to
-// kRun bytes.  The caller fills the room next() gives and names what it
-// filled with keep(): only kept bytes are written, because a raw bucket's
-// gaps may hold bytes that are not the layer's (committed ones, or another
-// rank's).  With GapFill::kFromFile, kept ranges less than kFillGap apart
-// are written as one, their gaps read back from the file first, as HDF5's
-// sieve buffer does: 8-byte runs 512 bytes apart are one write, not one
-// each.  Only where the gaps hold nothing committed (replay.h).
+// kLongestApplyWrite bytes.  The caller fills the room next() gives and
+// names what it filled with keep(): only kept bytes are written, because a
+// raw bucket's gaps may hold bytes that are not the layer's (committed
+// ones, or another rank's).  With GapFill::kFromFile, kept ranges less
+// than kFillGap apart are written as one, their gaps read back from the
+// file first, as HDF5's sieve buffer does: 8-byte runs 512 bytes apart
+// are one write, not one each.  Only where the gaps hold nothing committed
+// (replay.h).
 class RunWriter {
  public:
-  // Longer writes save nothing: a write of 1 MiB costs its system call
-  // once per 250 us of copying.  Its buffer is new pages to the process,
-  // each a fault at first touch (13 us on the benchmark's virtual
-  // machines), and it doubles to its size: to 8 MiB, 4,096 faults, 53 ms
-  // of a 64 MiB replay's 180; to 1 MiB, 512.
-  static constexpr size_t kRun = kLongestApplyWrite;
   // A gap costs its bytes read and written again; a separate write costs a
   // system call, about as much as 4 KiB of copying.
   static constexpr uint64_t kFillGap = 4 << 10;
-  // The buffer starts this small and doubles up to kRun as runs need: a
-  // close or checkpoint of a few KiB of metadata then takes its buffer
-  // from the heap, where an 8 MiB one would be a mapping of its own, a
-  // page fault to make and a TLB flush to undo (about 0.1 ms each here).
+  // The buffer starts this small and doubles up to kLongestApplyWrite as
+  // runs need: a close or checkpoint of a few KiB of metadata then takes
+  // its buffer from the heap, where a larger one would be a mapping of its
+  // own, a page fault to make and a TLB flush to undo (about 0.1 ms each
+  // here).
   static constexpr size_t kFirstRun = 64 << 10;
   // `kept` is the caller's buffer to gather the writes in, allocated on
   // first use if empty and left to the caller; without it, the writer's own.
   RunWriter(File& base, const Progress& progress, AlignedBuffer* kept, GapFill gaps)
       : base_(base), progress_(progress), run_(kept != nullptr ? *kept : own_), gaps_(gaps) {}
 
-  // Room for n <= kRun bytes at `addr`, above the last room.
+  // Room for n <= kLongestApplyWrite bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
-    assert(n <= kRun);
-    if (len_ > 0 && (addr_ + len_ != addr || len_ + n > kRun)) H5J_RETURN_IF_ERROR(flush());
+    assert(n <= kLongestApplyWrite);
+    if (len_ > 0 && (addr_ + len_ != addr || len_ + n > kLongestApplyWrite)) H5J_RETURN_IF_ERROR(flush());
     if (len_ + n > run_.size()) H5J_RETURN_IF_ERROR(grow(len_ + n));
     if (len_ == 0) addr_ = addr;
     std::span<std::byte> room(run_.data() + len_, n);
@@ -69,13 +65,13 @@ class RunWriter {
     if (!kept_.empty() && kept_.back().addr + kept_.back().len == addr) kept_.back().len += n;
     else kept_.push_back({addr, n});
   }
-  // [addr, addr + len) in rooms of up to kRun bytes, each filled by
-  // fill(room, its offset in the range) and kept once filled: a room
-  // `fill` fails to fill is not kept.
+  // [addr, addr + len) in rooms of up to kLongestApplyWrite bytes, each
+  // filled by fill(room, its offset in the range) and kept once filled: a
+  // room `fill` fails to fill is not kept.
   template <class Fill>
   Status put(uint64_t addr, uint64_t len, const Fill& fill) {
     for (uint64_t done = 0; done < len;) {
-      size_t n = size_t(std::min<uint64_t>(len - done, kRun));
+      size_t n = size_t(std::min<uint64_t>(len - done, kLongestApplyWrite));
       auto room = next(addr + done, n);
       if (!room) return room.status();
       H5J_RETURN_IF_ERROR(fill(*room, done));
@@ -112,10 +108,11 @@ class RunWriter {
 
  private:
   static uint64_t end(const RawLayer::Range& r) { return r.addr + r.len; }
-  // A buffer of at least `need` <= kRun bytes, holding the run so far.
+  // A buffer of at least `need` <= kLongestApplyWrite bytes, holding the
+  // run so far.
   Status grow(size_t need) {
     size_t size = std::max({need, 2 * run_.size(), kFirstRun});
-    auto bigger = base_.allocate_buffer(std::min(size, kRun));
+    auto bigger = base_.allocate_buffer(std::min(size, kLongestApplyWrite));
     if (!bigger) return bigger.status();
     if (len_ > 0) std::memcpy(bigger->data(), run_.data(), len_);
     run_ = std::move(*bigger);
