@@ -558,8 +558,8 @@ def main():
         ratio_target(f"W3 {ops} ops journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9, ops_per_second)
         within_target(f"W3 {ops} ops", res, ops_per_second)
     for kib, res in sweep.items():
-        r = median(res["journal/uring"], "commit_p50_us") / median(res["bare"], "p50_us")
-        rep.target(f"W4 {kib} KiB commit p50 / bare write + fdatasync", f"{r:.2f}x", "<= 1.3x", r <= 1.3)
+        r = median(res["journal/uring"], "commit_p50_us") / median(res["bare"], "sync_p50_us")
+        rep.target(f"W4 {kib} KiB commit p50 / bare fdatasync of the step", f"{r:.2f}x", "<= 1.3x", r <= 1.3)
         ratio_target(f"W4 {kib} KiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0)
         p50 = median(res["journal/uring"], "commit_p50_us") / median(res["sec2-durable"], "commit_p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / durable sec2's", f"{p50:.2f}x", "<= 1.0x", p50 <= 1.0)
@@ -664,15 +664,17 @@ def report_w4(rep, steps, w4, sync_us):
 def report_sweep(rep, sweep):
     rep.add("### W4 swept over the step size: a step appended, then a commit", "",
             "Commit p50 in µs (MB/s over the whole run). \"bare\" is a pwrite of the step and an fdatasync, "
-            "measured in the same rounds.", "")
+            "measured in the same rounds; \"bare sync\" is its fdatasync alone, the floor of a commit, whose "
+            "step reached the page cache in H5Dwrite, before the commit's clock started.", "")
     drivers = DURABLE_DRIVERS
     rows = []
     for kib, res in sweep.items():
-        rows.append([f"{kib} KiB", f"{median(res['bare'], 'p50_us'):.0f}"] +
+        rows.append([f"{kib} KiB", f"{median(res['bare'], 'p50_us'):.0f}", f"{median(res['bare'], 'sync_p50_us'):.0f}"] +
                     [f"{median(res[d], 'commit_p50_us'):.0f} ({throughput(res[d]):.0f})" for d in drivers] +
-                    [f"{median(res['journal/uring'], 'commit_p50_us') / median(res['bare'], 'p50_us'):.2f}x",
+                    [f"{median(res['journal/uring'], 'commit_p50_us') / median(res['bare'], 'sync_p50_us'):.2f}x",
                      f"{throughput(res['journal/uring']) / throughput(res['sec2-durable']):.2f}x"])
-    rep.table(["step", "bare µs"] + drivers + ["uring p50 / bare", "uring / durable sec2 MB/s"], rows)
+    rep.table(["step", "bare µs", "bare sync µs"] + drivers + ["uring p50 / bare sync", "uring / durable sec2 MB/s"],
+              rows)
     rep.add("What the disk was asked to do during the steps after the first (the create, the first commit and "
             "the close left out): device flushes per commit, and bytes written per byte of data (the device's count "
             "for durable drivers). The first commit's flushes are counted alone. With durable=false, and plain "
@@ -1013,9 +1015,9 @@ def plot(out, sized, sweep, strided, parts):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     sizes = list(sweep)
     for d in ["bare"] + DURABLE_DRIVERS:
-        key = "p50_us" if d == "bare" else "commit_p50_us"
+        key = "sync_p50_us" if d == "bare" else "commit_p50_us"
         ax.plot(sizes, [median(sweep[k][d], key) for k in sizes], marker="o",
-                label="bare write + fdatasync" if d == "bare" else d, linestyle="--" if d == "bare" else "-")
+                label="bare fdatasync of the step" if d == "bare" else d, linestyle="--" if d == "bare" else "-")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("step size, KiB")
