@@ -36,6 +36,7 @@ struct Options {
   int steps = 100;
   int elems = 4096;
   bool latest_format = false;
+  bool paged = false;  // paged file space, free space kept in the file, a page buffer
   int report_fd = -1;
   uint64_t checkpoint_bytes = 0;
   std::string io = "auto";
@@ -48,10 +49,23 @@ struct Options {
 };
 
 constexpr int kCols = 16;
+// --paged: HDF5's paged aggregation with its free-space managers persisted,
+// so that the file's own free-space sections change at each commit, and a
+// page buffer, so that HDF5 writes whole pages of metadata.
+constexpr hsize_t kFilePageBytes = 4096;
+constexpr size_t kPageBufferBytes = size_t(1) << 20;
+
+void check(herr_t rc, const char* what) {
+  if (rc < 0) {
+    std::fprintf(stderr, "timestep_sim: %s failed\n", what);
+    std::exit(2);
+  }
+}
 
 hid_t make_fapl(const Options& o) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (o.latest_format) H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  if (o.paged) check(H5Pset_page_buffer_size(fapl, kPageBufferBytes, 0, 0), "H5Pset_page_buffer_size");
   if (o.driver == "sec2") {
     H5Pset_fapl_sec2(fapl);
   } else if (o.driver == "journal") {
@@ -73,13 +87,6 @@ std::string step_name(int k) {
 }
 
 int step_elems(const Options& o, int k) { return o.elems + ((k % 4 == 3) ? o.elems / 2 : 0); }
-
-void check(herr_t rc, const char* what) {
-  if (rc < 0) {
-    std::fprintf(stderr, "timestep_sim: %s failed\n", what);
-    std::exit(2);
-  }
-}
 
 void write_dataset(hid_t loc, const char* name, const std::vector<double>& v, hid_t dcpl = H5P_DEFAULT) {
   hsize_t dims[1] = {v.size()};
@@ -124,7 +131,13 @@ std::vector<double> step_values(int k, int n) {
 }
 
 hid_t create_file(const Options& o, hid_t fapl) {
-  hid_t f = H5Fcreate(o.file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (o.paged) {
+    check(H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, true, 1), "H5Pset_file_space_strategy");
+    check(H5Pset_file_space_page_size(fcpl, kFilePageBytes), "H5Pset_file_space_page_size");
+  }
+  hid_t f = H5Fcreate(o.file.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
+  H5Pclose(fcpl);
   check(f, "H5Fcreate");
   hid_t g = H5Gcreate2(f, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   H5Gclose(g);
@@ -294,6 +307,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"journal", "default", "sec2"}));
     c->add_option("--elems", o.elems, "doubles per step dataset");
     c->add_flag("--latest-format", o.latest_format, "v3 superblock (H5F_LIBVER_LATEST)");
+    c->add_flag("--paged", o.paged, "paged file space, persisted free space, a page buffer");
     c->add_option("--checkpoint-bytes", o.checkpoint_bytes, "journal size that triggers a checkpoint");
     c->add_option("--io", o.io, "auto | uring | sync")->check(CLI::IsMember({"auto", "uring", "sync"}));
     c->add_option("--raw", o.raw, "inplace | log | auto: where raw data goes")
