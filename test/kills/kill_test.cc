@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,12 @@ pid_t spawn(const std::vector<std::string>& args, const posix_spawn_file_actions
   return pid;
 }
 
+// What run() returns for a command that outlived kRunLimit: a check that
+// hangs (HDF5 looping over a damaged free-space list, say) is a failure that
+// keeps its crash state, not a test that waits for CTest's timeout.
+constexpr int kHung = 124;
+constexpr int kRunLimitMs = 120'000;
+
 // Runs a command; its output goes to /dev/null unless `show`.
 int run(const std::vector<std::string>& args, bool show = false) {
   posix_spawn_file_actions_t quiet;
@@ -64,8 +71,18 @@ int run(const std::vector<std::string>& args, bool show = false) {
   posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = spawn(args, show ? nullptr : &quiet);
   posix_spawn_file_actions_destroy(&quiet);
+  if (pid < 0) return -1;
+  int pidfd = int(syscall(SYS_pidfd_open, pid, 0));
+  pollfd p{pidfd, POLLIN, 0};
+  bool hung = pidfd >= 0 && poll(&p, 1, kRunLimitMs) == 0;
+  if (hung) {
+    std::printf("%s ran for more than %d s: killed\n", args[0].c_str(), kRunLimitMs / 1000);
+    kill(pid, SIGKILL);
+  }
+  if (pidfd >= 0) close(pidfd);
   int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  if (hung) return kHung;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -130,12 +147,19 @@ int verify(const Options& o, const std::string& file, int lo, int hi, const std:
 
 // The recovered file equals, object for object (h5diff), a reference
 // written with plain sec2 up to step lo or hi.
+//
+// The reference is written without --paged: h5diff compares objects, not
+// where they lie, and HDF5 1.14.5 itself loops forever in H5Fclose
+// (H5MF_settle_meta_data_fsm) for a file with persisted paged free space
+// after some step counts (81, 121, 174, 247, 303 and 391 of 1..400, with
+// sec2; HDFGroup/hdf5#5121).
 bool matches_reference(const Options& o, const std::string& file, int lo, int hi) {
   std::string ref = file + ".reference";
   for (int k = lo; k <= hi; ++k) {
     if (k < 0) continue;
     Options r = o;
     r.driver = "sec2";
+    r.paged = false;
     auto args = sim_args(r, "write", ref);
     args.insert(args.end(), {"--steps", std::to_string(k + 1)});
     if (run(args) != 0) continue;
