@@ -57,7 +57,7 @@ pid_t spawn(const std::vector<std::string>& args, const posix_spawn_file_actions
   return pid;
 }
 
-// What run() returns for a command that outlived kRunLimit: a check that
+// What run() returns for a command that outlived kRunLimitMs: a check that
 // hangs (HDF5 looping over a damaged free-space list, say) is a failure that
 // keeps its crash state, not a test that waits for CTest's timeout.
 constexpr int kHung = 124;

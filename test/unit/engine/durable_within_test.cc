@@ -25,6 +25,18 @@ using namespace h5j::test;
 
 namespace {
 
+// Waits until `holds()`, 10 s at most: generous for a loaded machine, where
+// the thread may run long after the writer.  Returns whether it held.
+template <class Pred>
+bool eventually(Pred holds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!holds()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 // A time series under durable=100ms.  Its syscalls are seen, so the
 // background's syncs run inline, every third commit (kInlineEvery).
 struct DurableWithinSeries : FileWithSyncsSeen {
@@ -332,10 +344,8 @@ TEST_CASE("durable_within: the thread makes every commit durable within the inte
     REQUIRE((*f)->write((*f)->size(), series_step(i), 0));
     REQUIRE((*f)->commit());
   }
-  // Generous on a loaded machine: the bound is the interval plus one sync.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while ((*f)->stats().durable_commits < 4 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The bound is the interval plus one sync; eventually() allows a loaded machine.
+  eventually([&] { return (*f)->stats().durable_commits >= 4; });
   CHECK((*f)->stats().durable_commits == 4);
   REQUIRE((*f)->close());
 }
@@ -357,14 +367,12 @@ struct WrittenAhead {
     REQUIRE(f->commit());
   }
   // Writes three MiB in place, committing none of it, and waits until
-  // `seen` holds (10 s at most: generous for a loaded machine).
+  // `seen` holds (eventually()).
   template <class Seen>
   void write_ahead_until(Seen seen) {
     const std::vector<std::byte> big(JournaledFile::kTellInPlaceEvery * 3, std::byte(9));
     REQUIRE(f->write(f->size(), big, 0));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!seen() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    eventually(seen);
   }
 };
 
@@ -430,9 +438,7 @@ TEST_CASE("durable_within: a failed sync of bytes written ahead stops the writer
   Status s = w.f->commit();
   if (s) {  // begun before the thread kept the failure: a later commit, with nothing new, reports it
     expected = read_all(*w.f);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while ((s = w.f->commit()) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    eventually([&] { return !(s = w.f->commit()); });
   }
   CHECK(!s);
   CHECK(s.sys_errno() == EIO);
