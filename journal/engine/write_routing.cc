@@ -100,7 +100,7 @@ Status JournaledFile::write(uint64_t addr, std::span<const std::byte> data, uint
     H5J_RETURN_IF_ERROR(write_by_rule(addr, data, tag, inplace_min()));
     // After a failed write the file is poisoned (guarded), and no write
     // will compare with a copy again.
-    if (sharing_.journals_changes_only()) last_writes_.keep(addr, data);
+    if (sharing_.journals_changes_only()) last_writes_.keep(addr, data, image_.committed_size);
     tell_background_in_place();
     return txn_->publish_to_followers();
   });

@@ -54,14 +54,14 @@ void LastWrites::forget(uint64_t from, uint64_t to) {
   copies_.erase(first, last);
 }
 
-void LastWrites::keep(uint64_t addr, std::span<const std::byte> data) {
+void LastWrites::keep(uint64_t addr, std::span<const std::byte> data, uint64_t committed_size) {
   auto same = copies_.find(addr);
   if (same != copies_.end() && same->second.length == data.size()) {  // the common case: no allocation
     std::memcpy(same->second.bytes.get(), data.data(), data.size());
     return;
   }
   forget(addr, addr + data.size());
-  if (data.empty() || data.size() > kMaxCopy) return;
+  if (data.empty() || data.size() > kMaxCopy || addr >= committed_size) return;
   if (bytes_ + data.size() > kMaxBytes) {
     copies_.clear();
     bytes_ = 0;

@@ -16,14 +16,32 @@ std::vector<std::byte> block(size_t n, int seed) {
   return b;
 }
 
+// Every block below is a rewrite: the last commit held the file this far.
+constexpr uint64_t kCommitted = uint64_t(1) << 40;
+
 }  // namespace
+
+TEST_CASE("last writes: a block in new space is not kept, and its first rewrite is") {
+  LastWrites w;
+  auto b = block(4096, 1);
+  std::vector<LastWrites::Run> runs;
+  w.keep(8192, b, /*committed_size=*/8192);  // at the committed size: new space
+  CHECK(!w.changed_runs(8192, b, runs));
+  CHECK(w.bytes() == 0);
+  w.keep(8192, b, /*committed_size=*/8192 + 4096);  // the next commit held it
+  CHECK(w.changed_runs(8192, b, runs));
+  CHECK(w.bytes() == 4096);
+  w.keep(4096, block(8192, 2), /*committed_size=*/8192);  // a rewrite over it: replaces it
+  CHECK(!w.changed_runs(8192, b, runs));
+  CHECK(w.bytes() == 8192);
+}
 
 TEST_CASE("last writes: a rewrite's changed runs, in whole words, joined across short gaps") {
   LastWrites w;
   auto old = block(4100, 1);
   std::vector<LastWrites::Run> runs;
   CHECK(!w.changed_runs(4096, old, runs));  // no copy yet
-  w.keep(4096, old);
+  w.keep(4096, old, kCommitted);
   CHECK(w.changed_runs(4096, old, runs));
   CHECK(runs.empty());  // the same bytes: nothing to journal
 
@@ -44,7 +62,7 @@ TEST_CASE("last writes: a rewrite's changed runs, in whole words, joined across 
 
 TEST_CASE("last writes: a copy is found only at its exact range") {
   LastWrites w;
-  w.keep(1000, block(100, 1));
+  w.keep(1000, block(100, 1), kCommitted);
   std::vector<LastWrites::Run> runs;
   CHECK(!w.changed_runs(1000, block(99, 1), runs));
   CHECK(!w.changed_runs(1008, block(92, 1), runs));
@@ -54,10 +72,10 @@ TEST_CASE("last writes: a copy is found only at its exact range") {
 TEST_CASE("last writes: a write or a forget drops the copies it overlaps") {
   LastWrites w;
   std::vector<LastWrites::Run> runs;
-  w.keep(0, block(100, 1));
-  w.keep(100, block(100, 1));
-  w.keep(200, block(100, 1));
-  w.keep(50, block(100, 2));  // overlaps the first two
+  w.keep(0, block(100, 1), kCommitted);
+  w.keep(100, block(100, 1), kCommitted);
+  w.keep(200, block(100, 1), kCommitted);
+  w.keep(50, block(100, 2), kCommitted);  // overlaps the first two
   CHECK(!w.changed_runs(0, block(100, 1), runs));
   CHECK(!w.changed_runs(100, block(100, 1), runs));
   CHECK(w.changed_runs(50, block(100, 2), runs));
@@ -75,12 +93,12 @@ TEST_CASE("last writes: a write or a forget drops the copies it overlaps") {
 TEST_CASE("last writes: at most kMaxCopy a block and kMaxBytes in all") {
   LastWrites w;
   std::vector<LastWrites::Run> runs;
-  w.keep(0, block(LastWrites::kMaxCopy + 1, 1));
+  w.keep(0, block(LastWrites::kMaxCopy + 1, 1), kCommitted);
   CHECK(!w.changed_runs(0, block(LastWrites::kMaxCopy + 1, 1), runs));
   const size_t n = LastWrites::kMaxBytes / LastWrites::kMaxCopy;
-  for (size_t i = 0; i < n; ++i) w.keep(i * LastWrites::kMaxCopy, block(LastWrites::kMaxCopy, 1));
+  for (size_t i = 0; i < n; ++i) w.keep(i * LastWrites::kMaxCopy, block(LastWrites::kMaxCopy, 1), kCommitted);
   CHECK(w.bytes() == LastWrites::kMaxBytes);
-  w.keep(n * LastWrites::kMaxCopy, block(8, 1));  // past the bound: the others go
+  w.keep(n * LastWrites::kMaxCopy, block(8, 1), kCommitted);  // past the bound: the others go
   CHECK(w.bytes() == 8);
   CHECK(!w.changed_runs(0, block(LastWrites::kMaxCopy, 1), runs));
   CHECK(w.changed_runs(n * LastWrites::kMaxCopy, block(8, 1), runs));
