@@ -121,16 +121,16 @@ struct Outcome {
   bool binding_left = false;
 };
 
-Outcome recover_image(const Image& image, const H5FD_journal_fapl_t& config, std::vector<Op>* record = nullptr) {
-  MemFileSystem fs(image);
+Outcome recover_image(Image image, const H5FD_journal_fapl_t& config, std::vector<Op>* record = nullptr) {
+  MemFileSystem fs(std::move(image));
   if (record != nullptr) fs.record_into(record);
   auto r = recover_file(kFile, journal_options_for(kFile, config, fs));
   Outcome out;
   out.ok = r.is_ok();
   if (!r) out.error = r.status().message();
-  Image after = fs.image();
+  Image after = fs.release_image();
   if (after.count(kFile)) {
-    out.file = after[kFile].data;
+    out.file = std::move(after[kFile].data);
     out.binding_left = after[kFile].xattrs.count(kBindingXattr) > 0;
   }
   out.journal_left = after.count(journal_path_for(kFile, config)) > 0;

@@ -117,9 +117,9 @@ class MemFile : public File {
 
 }  // namespace
 
-MemFileSystem::MemFileSystem(const Image& image) {
-  for (const auto& [path, node] : image) {
-    nodes_[path] = std::make_shared<MemNode>(node);
+MemFileSystem::MemFileSystem(Image image) {
+  for (auto& [path, node] : image) {
+    nodes_[path] = std::make_shared<MemNode>(std::move(node));
     nodes_[path]->inode = next_inode_++;
     nodes_[path]->shared_locks = 0;
     nodes_[path]->exclusive_lock = false;
@@ -129,6 +129,13 @@ MemFileSystem::MemFileSystem(const Image& image) {
 Image MemFileSystem::image() const {
   Image out;
   for (const auto& [path, node] : nodes_) out[path] = *node;
+  return out;
+}
+
+Image MemFileSystem::release_image() {
+  Image out;
+  for (auto& [path, node] : nodes_) out[path] = std::move(*node);
+  nodes_.clear();
   return out;
 }
 

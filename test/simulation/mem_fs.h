@@ -43,7 +43,11 @@ void apply_to_node(MemNode& node, const Op& op);
 class MemFileSystem : public FileSystem {
  public:
   MemFileSystem() = default;
-  explicit MemFileSystem(const Image& image);
+  // Its files take the image's bytes: a caller that keeps the image copies
+  // it, one that is done with it moves it in.  (The explorer copies whole
+  // images at every crash state, and under ASan each copy of more than
+  // 128 KiB is new memory, a page fault a page.)
+  explicit MemFileSystem(Image image);
   // From now on, every mutating operation is appended to `log`.
   void record_into(std::vector<Op>* log) { log_ = log; }
   // Writes and truncates beyond this size fail with ENOSPC (for fuzzing,
@@ -51,6 +55,8 @@ class MemFileSystem : public FileSystem {
   void limit_file_size(uint64_t bytes) { max_size_ = bytes; }
   uint64_t max_file_size() const { return max_size_; }
   Image image() const;
+  // The image, its bytes moved out, for a file system about to go.
+  Image release_image();
   // `op`, as a writer issued it, done to the live files: what another
   // process on the host sees at once (syncs change nothing).  Not recorded.
   void apply(const Op& op);
