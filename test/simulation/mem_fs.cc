@@ -119,10 +119,10 @@ class MemFile : public File {
 
 MemFileSystem::MemFileSystem(Image image) {
   for (auto& [path, node] : image) {
-    nodes_[path] = std::make_shared<MemNode>(std::move(node));
-    nodes_[path]->inode = next_inode_++;
-    nodes_[path]->shared_locks = 0;
-    nodes_[path]->exclusive_lock = false;
+    auto& live = nodes_[path] = std::make_shared<MemNode>(std::move(node));
+    live->inode = next_inode_++;
+    live->shared_locks = 0;
+    live->exclusive_lock = false;
   }
 }
 
