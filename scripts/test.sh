@@ -22,7 +22,8 @@
 #      (scripts/hdf5-conformance.sh; docs/conformance.md);
 #   5-6. the other cells of the HDF5 matrix, a subset of the suite each:
 #      Debian's HDF5 2.x serial (with h5py's own suite and netCDF-C's
-#      through the driver) and Debian's HDF5 2.x MPICH (scripts/matrix.sh);
+#      through the driver) and Debian's HDF5 2.x MPICH, whose subset in
+#      CI's lane is its MPI tests alone (scripts/matrix.sh);
 #   7-8. with --long only: HDF5 1.14 serial, built from source like the
 #      parallel one, and a plugin built for one HDF5 refusing to load into
 #      another (which needs that build).  CI's lane leaves out these two,
