@@ -118,7 +118,7 @@ TEST_CASE_FIXTURE(JournalInDir, "the readers are asked after the COMMIT is writt
 }
 
 // Every fsync and fdatasync, by descriptor, in order.
-struct SyncsSeen : Syscalls {
+struct SyncedFds : Syscalls {
   std::vector<int> fds;
   int fdatasync(int fd) override {
     fds.push_back(fd);
@@ -133,7 +133,7 @@ struct SyncsSeen : Syscalls {
 TEST_CASE("pending writes are made durable, the file's before the data log's, and then nothing is pending") {
   TempDir dir;
   std::string path = dir.path("t.h5"), journal = path + ".jnl";
-  SyncsSeen syncs;
+  SyncedFds syncs;
   PosixFileSystem fs(syncs);
   auto file = fs.open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
   REQUIRE(file);
