@@ -99,7 +99,9 @@ Status list_journal(const std::string& path, bool data_log, std::FILE* out) {
                h.target_name.c_str());
   if (h.version >= 5) std::fprintf(out, "fingerprint: %zu sample(s)\n", h.fingerprint.size());
   std::fprintf(out, "commits aligned to %u bytes%s\n", h.block_size,
-               h.block_size == kUnalignedCommits ? " (written with durable=false)" : "");
+               h.block_size == kUnalignedCommits      ? " (written with durable=false)"
+               : h.version >= kPackedCommitsVersion ? ", or packed until a sync seals them (durable=100ms)"
+                                                      : "");
   std::fprintf(out, "offset type txn address length bytes_at crc note\n");
   uint64_t committed = 0, first = 0, last = 0, after_commit = 0, records_end = kFirstRecordOffset;
   auto on_record = [&](const Record& r) {

@@ -8,7 +8,7 @@
 //   header: generation G, uuid U, salt S, first transaction T, created C,
 //           base size B, target "NAME"
 //   fingerprint: S sample(s)                       (format version 5 on)
-//   commits aligned to B bytes [(written with durable=false)]
+//   commits aligned to B bytes [(written with durable=false) | , or packed until a sync seals them (durable=100ms)]
 //   OFFSET TYPE TXN ADDRESS LENGTH BYTES_AT CRC [NOTE]
 //     TYPE is BEGIN, WRITE, COMMIT, COMMENT, ZERO, DATA, PLACED or INPLACE;
 //     ADDRESS and LENGTH the file range a record covers; BYTES_AT where its

@@ -10,7 +10,13 @@
 //   [4096, ...)    records of the current generation, back to back, each
 //                  starting at a multiple of 8; after a COMMIT, at one of
 //                  the header's block size (4096: no later write shares a
-//                  sector with a commit; 8 with durable=false).
+//                  sector with a commit; 8 with durable=false).  From
+//                  version 8 a COMMIT may also be followed right after it
+//                  (a commit packed: durable=100ms, whose sync seals its
+//                  block later).  A reader takes the record right after a
+//                  COMMIT if one of this generation is there, and else a
+//                  BEGIN at the next multiple of the block size
+//                  (JournalReader::next).
 //
 // Each layout's fields are below, one constant per field, with what it
 // holds: HEADER SLOT, RECORD header, the PAYLOADS of BEGIN, WRITE, COMMIT,
@@ -50,7 +56,9 @@
 namespace h5j {
 
 inline constexpr char kMagic[8] = {'H', '5', 'J', 'R', 'N', 'L', '\r', '\n'};
-inline constexpr uint32_t kFormatVersion = 7;
+inline constexpr uint32_t kFormatVersion = 8;
+// From this version a COMMIT's next record may follow it unaligned (FILE LAYOUT).
+inline constexpr uint32_t kPackedCommitsVersion = 8;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 inline constexpr uint32_t kHeaderSlotSize = 512;
 inline constexpr uint64_t kHeaderSlotOffset[2] = {0, 2048};
@@ -122,7 +130,7 @@ void put_field(std::byte* p, T v) {
 // HEADER SLOT (kHeaderSlotSize bytes)
 namespace header_slot {
 inline constexpr Field kMagic{0, 8};          // `48 35 4A 52 4E 4C 0D 0A`, "H5JRNL\r\n" (CR LF catches text-mode mangling)
-inline constexpr Field kVersion{8, 4};        // format version (7; readers accept 1 to 6)
+inline constexpr Field kVersion{8, 4};        // format version (8; readers accept 1 to 7)
 inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
 inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
 inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
@@ -372,10 +380,11 @@ inline uint64_t record_span(uint64_t payload_len) {
   return (kRecordHeaderSize + payload_len + 7) & ~uint64_t(7);
 }
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-// The record after the one at `offset`: after a COMMIT, on a `block_size`.
-inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h, uint32_t block_size) {
+// The record after the one at `offset`: after a COMMIT, on a `block_size`
+// (before version 8), or right after it (from version 8; FILE LAYOUT).
+inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h, uint32_t block_size, uint32_t version) {
   uint64_t next = offset + record_span(h.payload_len);
-  return h.type == RecordType::kCommit ? align_up(next, block_size) : next;
+  return h.type == RecordType::kCommit && version < kPackedCommitsVersion ? align_up(next, block_size) : next;
 }
 
 struct WritePayloadHeader {

@@ -120,7 +120,32 @@ Status JournalReader::refresh() {
   return Status::ok();
 }
 
+// After a COMMIT (format.h, FILE LAYOUT): the record right after it, or,
+// where nothing of this generation is there, a BEGIN at the next multiple of
+// the block size, where a sync sealed the COMMIT's block (from version 8).
+// Only a BEGIN: in a packed stream the bytes at that boundary may be any
+// later record, and one found there after a torn one would skip it.
 Result<std::optional<Record>> JournalReader::next() {
+  auto r = read_record();
+  const bool nothing_here = r && !r->has_value() && (end_ == StreamEnd::kZeroes || end_ == StreamEnd::kStale);
+  const uint64_t here = offset_, sealed = align_up(offset_, header_.block_size);
+  if (!nothing_here || !after_commit_ || header_.version < kPackedCommitsVersion || sealed == here) {
+    if (r && r->has_value()) after_commit_ = (*r)->header.type == RecordType::kCommit;
+    return r;
+  }
+  const StreamEnd why = end_;
+  offset_ = sealed;
+  auto begin = read_record();
+  if (!begin) return begin.status();
+  if (begin->has_value() && (*begin)->header.type == RecordType::kBegin) {
+    after_commit_ = false;
+    return begin;
+  }
+  offset_ = here;
+  return stop(why);
+}
+
+Result<std::optional<Record>> JournalReader::read_record() {
   if (offset_ + kRecordHeaderSize > file_size_) return stop(StreamEnd::kEndOfFile);
   alignas(8) std::byte hdr[kRecordHeaderSize];
   auto bytes = piece_.read(file_, offset_, kRecordHeaderSize, file_size_);
@@ -201,7 +226,7 @@ Result<std::optional<Record>> JournalReader::next() {
       break;
     }
   }
-  rec.next_offset = offset_ = next_record_offset(offset_, h, header_.block_size);
+  rec.next_offset = offset_ = next_record_offset(offset_, h, header_.block_size, header_.version);
   return std::optional<Record>(std::move(rec));
 }
 

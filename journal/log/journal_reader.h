@@ -87,6 +87,7 @@ class JournalReader {
   void seek(uint64_t offset) {
     offset_ = offset;
     end_ = StreamEnd::kEndOfFile;
+    after_commit_ = false;
   }
   // The first offset >= `from` (a multiple of 8) where a valid record of
   // this generation starts (a BEGIN, if `begin_only`); nullopt if none.
@@ -97,6 +98,8 @@ class JournalReader {
  private:
   JournalReader(File& file, JournalHeader h, uint64_t file_size, AlignedBuffer piece)
       : file_(file), header_(std::move(h)), file_size_(file_size), piece_(std::move(piece), kFirstAhead) {}
+  // The record at offset_, as next() but without looking past a COMMIT's block.
+  Result<std::optional<Record>> read_record();
   std::optional<Record> stop(StreamEnd why) {
     end_ = why;
     return std::nullopt;
@@ -115,6 +118,7 @@ class JournalReader {
   std::array<std::byte, kHead> head_{};
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;
+  bool after_commit_ = false;  // the last record next() returned was a COMMIT
 };
 
 // Hands each valid record from the reader's position to `on_record`, in

@@ -49,14 +49,23 @@ int reseal(std::vector<std::byte>& j) {
     if (h && (!newest || h->generation > newest->generation)) newest = *h;
   }
   if (!newest) return 0;
+  auto record_at = [&](uint64_t off) -> std::optional<RecordHeader> {
+    if (off + kRecordHeaderSize > j.size()) return std::nullopt;
+    RecordHeader h = decode_record_header(std::span<const std::byte, kRecordHeaderSize>(j.data() + off, kRecordHeaderSize));
+    if (h.salt != newest->salt || h.lsn != off || off + kRecordHeaderSize + h.payload_len > j.size()) return std::nullopt;
+    return h;
+  };
   int sealed = 0;
-  for (uint64_t off = kFirstRecordOffset; off + kRecordHeaderSize <= j.size();) {
-    auto header = std::span<const std::byte, kRecordHeaderSize>(j.data() + off, kRecordHeaderSize);
-    RecordHeader h = decode_record_header(header);
-    if (h.salt != newest->salt || h.lsn != off || off + kRecordHeaderSize + h.payload_len > j.size()) break;
-    seal_record(std::span(j.data() + off, kRecordHeaderSize + h.payload_len));
+  bool after_commit = false;
+  for (uint64_t off = kFirstRecordOffset;;) {
+    auto h = record_at(off);
+    // Past a COMMIT whose block a sync sealed (format.h, FILE LAYOUT).
+    if (!h && after_commit && newest->version >= kPackedCommitsVersion) h = record_at(off = align_up(off, newest->block_size));
+    if (!h) break;
+    seal_record(std::span(j.data() + off, kRecordHeaderSize + h->payload_len));
     ++sealed;
-    off = next_record_offset(off, h, newest->block_size);
+    after_commit = h->type == RecordType::kCommit;
+    off = next_record_offset(off, *h, newest->block_size, newest->version);
   }
   return sealed;
 }

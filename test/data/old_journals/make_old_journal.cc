@@ -4,19 +4,20 @@
 //
 // Built against the engine of the commit that last wrote each version:
 //   v1: 110b8dc^   v2: 0d77df2^   v3: f5e78db   v4: 0391ce3   v5: 1075e1b   v6: 8304ae9
-//   (the last commits before v2 to v7: v3 by that commit's engine, v4 added
+//   v7: 6a0e636
+//   (the last commits before v2 to v8: v3 by that commit's engine, v4 added
 //   PLACED records, v5 the fingerprint and the COMMIT's file size, v6
-//   INPLACE records, v7 the COMMIT's durable transaction)
+//   INPLACE records, v7 the COMMIT's durable transaction, v8 packed commits)
 // with, for each version V and commit C:
 //   git worktree add /tmp/old C
-//   g++ -std=c++20 -O1 -I/tmp/old/journal [-DWITH_RAW_LOG for v2 to v6] \
+//   g++ -std=c++20 -O1 -I/tmp/old/journal [-DWITH_RAW_LOG for v2 to v7] \
 //       test/data/old_journals/make_old_journal.cc /tmp/old/journal/*.cc -luring -lisal -o make_vV
-//   (v5, v6: the engine is in folders: -I each of /tmp/old/journal/*/, and
-//   /tmp/old/journal/*/*.cc, and -lcrypto for v6; remove the readers file it
+//   (v5 to v7: the engine is in folders: -I each of /tmp/old/journal/*/, and
+//   /tmp/old/journal/*/*.cc, and -lcrypto from v6; remove the readers file it
 //   leaves, and give old.h5 back its write bits)
 //   (cd test/data/old_journals/vV && ../../../../make_vV)
 // The program writes old.h5, its journal old.h5.jnl (and the data log
-// old.h5.jnl.data for v2 to v6), then "crashes" (drops the file unclosed), and
+// old.h5.jnl.data for v2 to v7), then "crashes" (drops the file unclosed), and
 // writes expected.bin: the bytes recovery must give back.
 #include <cstdio>
 #include <fstream>

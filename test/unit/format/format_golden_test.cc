@@ -56,7 +56,7 @@ TEST_CASE("golden bytes: the header slot") {
   encode_header(h, slot);
   CHECK(hex(std::span(slot, 96)) ==
         "48354a524e4c0d0a"                  // magic "H5JRNL\r\n"
-        "07000000" "00020000"                // version 7, slot size 512
+        "08000000" "00020000"                // version 8, slot size 512
         "0807060504030201"                  // generation
         "d4c3b2a1" "00100000"                // salt, block size 4096
         "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"  // uuid
@@ -71,10 +71,10 @@ TEST_CASE("golden bytes: the header slot") {
         "0200"            // fingerprint samples
         "efbe" "0201");   // their fingerprints
   CHECK(std::all_of(slot + 492, slot + 508, [](std::byte b) { return b == std::byte(0); }));
-  CHECK(hex(std::span(slot + 508, 4)) == "19b0a49c");  // masked CRC32C of [0, 508)
+  CHECK(hex(std::span(slot + 508, 4)) == "f80601a8");  // masked CRC32C of [0, 508)
   auto back = decode_header(slot);
   REQUIRE(back);
-  CHECK(back->version == 7);
+  CHECK(back->version == 8);
   CHECK(back->generation == h.generation);
   CHECK(back->target_name == "run.h5");
   CHECK(back->fingerprint == h.fingerprint);
@@ -198,7 +198,7 @@ TEST_CASE("golden bytes: the applying marker names its generation and a durable 
 }
 
 TEST_CASE("journals of older format versions are recovered") {
-  for (const char* version : {"v1", "v2", "v3", "v4", "v5", "v6"}) {
+  for (const char* version : {"v1", "v2", "v3", "v4", "v5", "v6", "v7"}) {
     CAPTURE(version);
     TempDir dir;
     std::filesystem::path from = std::filesystem::path(H5J_TEST_DATA_DIR) / "old_journals" / version;
