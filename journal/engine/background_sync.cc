@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace h5j {
 
@@ -26,17 +27,23 @@ BackgroundSync::~BackgroundSync() {
   if (thread_.joinable()) thread_.join();
 }
 
-void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes) {
+void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes, bool sealed) {
   Batch batch;
   {
     std::unique_lock lock(mu_);
+    const bool hurried = hurry_;
     written_ = {txn, commits};
+    records_follow_ = false;
+    if (sealed) {
+      sealed_ = written_;
+      // A sync published less than it synced for want of this seal: the
+      // next one publishes it.
+      if (std::exchange(seal_next_commit_, false)) hurry_ = true;
+    }
     unsynced_bytes_ += bytes;
     if (thread_.joinable()) {
-      if (unsynced_bytes_ >= budget_ / 2 && !hurry_) {  // half a budget: the disk can start on it
-        hurry_ = true;
-        wake_.notify_all();
-      }
+      if (unsynced_bytes_ >= budget_ / 2) hurry_ = true;  // half a budget: the disk can start on it
+      if (hurry_ && !hurried) wake_.notify_all();
       if (behind()) drained_.wait(lock, [this] { return stop_ || !failure_.is_ok() || !behind(); });
       return;
     }
@@ -52,8 +59,35 @@ void BackgroundSync::wrote(uint64_t bytes) {
   unsynced_bytes_ += bytes;
 }
 
+bool BackgroundSync::next_record_on_fresh_block() {
+  std::lock_guard lock(mu_);
+  records_follow_ = true;
+  return std::exchange(seal_next_record_, false);
+}
+
+bool BackgroundSync::end_commit_block() {
+  std::lock_guard lock(mu_);
+  return seal_next_commit_;
+}
+
+void BackgroundSync::sealed_last_commit() {
+  std::lock_guard lock(mu_);
+  sealed_ = written_;
+  seal_next_commit_ = false;
+}
+
+// What a sync takes: every byte written so far, and, to publish, the last
+// sealed commit (SEALS), sealing the last written one if no record follows it.
 BackgroundSync::Batch BackgroundSync::take_unsynced() {
-  Batch batch{written_, unsynced_bytes_};
+  if (sealed_.txn < written_.txn) {
+    if (!records_follow_) {
+      sealed_ = written_;
+      seal_next_record_ = true;
+    } else {
+      seal_next_commit_ = true;
+    }
+  }
+  Batch batch{sealed_, unsynced_bytes_};
   syncing_bytes_ += unsynced_bytes_;
   unsynced_bytes_ = 0;
   return batch;
@@ -75,6 +109,8 @@ void BackgroundSync::hurry() {
 void BackgroundSync::made_durable(Durable upto) {
   std::lock_guard lock(mu_);
   if (upto.txn > written_.txn) written_ = upto;
+  if (upto.txn > sealed_.txn) sealed_ = upto;  // a durable commit ends its block
+  if (upto.txn >= written_.txn) records_follow_ = false;
   if (upto.txn > durable_.txn) durable_ = upto;
   if (upto.txn >= written_.txn) forget_unsynced();  // the writer's sync took them
 }
@@ -83,6 +119,8 @@ void BackgroundSync::new_generation(uint64_t first_txn) {
   std::lock_guard lock(mu_);
   written_.txn = durable_.txn = first_txn - 1;
   durable_.commits = written_.commits;
+  sealed_ = written_;  // the generation's records start on a fresh block
+  records_follow_ = seal_next_record_ = seal_next_commit_ = false;
   forget_unsynced();  // the checkpoint made them durable
   ++generation_;
 }

@@ -8,7 +8,8 @@
 // not yet durable, a thread of its own syncs
 //   1. the file: every in-place byte of every transaction written so far,
 //   2. then the journal: their COMMITs,
-// and publishes the last transaction written before 1 began as durable.
+// and publishes the last transaction written before 1 began as durable
+// (the last whose block is sealed: SEALS, below).
 // The writer's next COMMIT names it (kDurableTxn), and recovery checks the
 // INPLACE records of the transactions after it only.
 //
@@ -73,6 +74,30 @@
 // commit's): HDF5 writes a chunk once per pass of a strided selection, and
 // each sync between two passes sends the disk the chunk again.
 //
+// SEALS.  Commits are packed in the journal (journal_writer.h, CommitSeals):
+// a COMMIT's block may hold the next transaction's first records.  A block
+// written again after a sync made its COMMIT durable could be torn, and the
+// COMMIT lost.  So a sync publishes only a sealed commit, one whose block
+// no later write touches:
+//   - a commit with no record after it yet: the sync seals it, and the
+//     writer starts its next record on a fresh block;
+//   - a commit the writer ended its block after (it does so when asked:
+//     a sync found records already after the commit before);
+//   - a commit made durable by the writer itself (those end their block).
+// A sync that finds the last commit followed by records syncs it all the
+// same, publishes the last sealed one, and asks the writer to end the
+// block of its next COMMIT, after which the thread syncs again at once.
+// The writer places a transaction's BEGIN with its first record, so records
+// follow a COMMIT only while HDF5 writes journaled metadata, which it does
+// in H5Fflush, just before the next commit.
+//
+// Worked example.  Commits 7 and 8 are packed into one block; the writer
+// is idle.  The thread takes 8 as sealed and syncs: 8 is published, and
+// the writer's next BEGIN goes to the next block.  Had the writer already
+// placed 9's BEGIN after 8 in that block, the thread would publish 6 (the
+// last sealed), 9's COMMIT would end its block, and the next sync would
+// publish 9.
+//
 // Where operations must be counted or recorded in order (the crash-state
 // explorer, the fault sweep: FileSystem::deterministic), no thread runs:
 // written() syncs every kInlineEvery-th transaction itself, so that
@@ -88,10 +113,11 @@
 #include <thread>
 
 #include "file.h"
+#include "journal_writer.h"
 
 namespace h5j {
 
-class BackgroundSync {
+class BackgroundSync : public CommitSeals {
  public:
   struct Durable {
     uint64_t txn = 0;      // the last transaction made durable (0: none)
@@ -116,7 +142,13 @@ class BackgroundSync {
   // `bytes` in place not yet told by wrote() for the next sync to write
   // (its records ride along: their time counts in the measured rate).
   // Waits while the disk is behind (above).
-  void written(uint64_t txn, uint64_t commits, uint64_t bytes);
+  // `sealed`: its COMMIT ended its block (JournalWriter::last_commit_sealed).
+  void written(uint64_t txn, uint64_t commits, uint64_t bytes, bool sealed = true);
+  // SEALS, above: asked by the writer (JournalWriter::pack_commits).
+  bool next_record_on_fresh_block() override;
+  bool end_commit_block() override;
+  // The writer sealed its last commit itself (JournalWriter::seal_last_commit).
+  void sealed_last_commit();
   // Transaction `txn` and every one before it are durable already: the
   // writer committed durably itself, syncing every byte written so far.
   void made_durable(Durable upto);
@@ -190,6 +222,10 @@ class BackgroundSync {
   std::condition_variable wake_;
   std::condition_variable drained_;  // a sync made bytes durable, or the syncing stopped
   Durable written_, durable_;
+  Durable sealed_;                 // the last written commit a sync may publish (SEALS)
+  bool records_follow_ = false;    // the writer placed records after written_'s COMMIT
+  bool seal_next_record_ = false;  // ... must start its next record on a fresh block
+  bool seal_next_commit_ = false;  // ... must end its next COMMIT's block
   uint64_t unsynced_bytes_ = 0;  // written, and no sync has taken them yet
   uint64_t syncing_bytes_ = 0;   // taken by syncs not yet ended
   DiskRate rate_;

@@ -219,7 +219,8 @@ Status JournaledFile::commit_transaction() {
   image_.committed_size = image_.logical_size;
   ++stats_.commits;
   if (background_ && *in_place) {
-    background_->written(txn_->records().last_committed_txn(), stats_.commits, untold_of(**in_place, told));
+    background_->written(txn_->records().last_committed_txn(), stats_.commits, untold_of(**in_place, told),
+                         txn_->records().last_commit_sealed());
   } else if (opts_.ring.durable) {
     durable_commits_ = stats_.commits;
     if (background_) background_->made_durable({durable_txn_, durable_commits_});
@@ -360,6 +361,12 @@ Status JournaledFile::make_writes_durable(bool first_commit) {
 // the data log, then the journal, as a durable commit orders them.
 Status JournaledFile::make_commits_durable() {
   if (background_) {
+    // Records of the open transaction may follow an unsealed COMMIT: sealed
+    // now, the sync publishes every commit (background_sync.h, SEALS).
+    if (txn_ && !txn_->records().last_commit_sealed()) {
+      H5J_RETURN_IF_ERROR(txn_->records().seal_last_commit());
+      if (txn_->records().last_commit_sealed()) background_->sealed_last_commit();
+    }
     H5J_RETURN_IF_ERROR(background_->sync_now());
     BackgroundSync::Durable d = background_durable();
     durable_txn_ = std::max(durable_txn_, d.txn);

@@ -66,6 +66,12 @@ class FileSharing {
   // Records go where other ranks read them as they are appended: rank 0's
   // journal (followers), every rank's data log (peer_logs.h).
   bool publishes_records() const { return shared_; }
+  // Commits a thread makes durable are packed in the journal, their blocks
+  // sealed as that thread decides (background_sync.h, SEALS).  Under MPI a
+  // transaction is durable only once every follower's thread has covered
+  // it too (followers_durable.h), a count the seals do not join: each
+  // COMMIT there ends its block.
+  bool packs_commits() const { return !shared_; }
   // A read stops at the logical size; under MPI no rank knows the size the
   // others' writes reached, so it reads on to the file's end (HDF5 reads
   // only below its EOA).

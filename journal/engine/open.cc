@@ -399,7 +399,10 @@ Status JournaledFile::start_writing() {
   // without durability nothing is flushed, and statfs is not asked.
   shares_flush_ = opts_.ring.durable && opts_.fs->shares_cache_flush(base_->path(), opts_.journal_path);
   one_flush_ = commits_wait_for_disk() && sharing_.commits_in_one_flush() && shares_flush_;
-  if (commits_synced_in_background()) H5J_RETURN_IF_ERROR(start_background_sync(true));
+  if (commits_synced_in_background()) {
+    H5J_RETURN_IF_ERROR(start_background_sync(true));
+    if (sharing_.packs_commits()) txn_->records().pack_commits(background_.get());
+  }
   if (one_flush_ || background_) base_->track_in_place();
   // A journal that was found is bound now (its name durable, above); a new
   // journal is bound at its first commit, once its name is durable.

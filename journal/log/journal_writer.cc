@@ -64,7 +64,17 @@ Status JournalWriter::begin() {
   assert(!in_txn_);
   ++txn_;
   in_txn_ = true;
+  begin_pending_ = true;
   txn_records_ = 0;
+  return Status::ok();
+}
+
+Status JournalWriter::place_begin() {
+  if (!begin_pending_) return Status::ok();
+  begin_pending_ = false;
+  // Nothing was appended since the last COMMIT's rotate(): the buffer is empty.
+  assert(cur().used == 0 && cur().submitted == 0);
+  if (seals_ && seals_->next_record_on_fresh_block()) cur().base = align_up(cur().base, header_.block_size);
   begin_lsn_ = tell();
   std::byte payload[kBeginPayloadSize];
   encode_begin({now_ns()}, payload);
@@ -73,6 +83,7 @@ Status JournalWriter::begin() {
 
 Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data) {
   assert(in_txn_);
+  H5J_RETURN_IF_ERROR(place_begin());
   std::byte head[kWritePayloadHeader];
   encode_write_payload_header({address, data.size(), tag}, head);
   uint64_t data_offset = tell() + kRecordHeaderSize + kWritePayloadHeader;
@@ -139,6 +150,7 @@ Status JournalWriter::comment(std::string_view text) {
 
 Status JournalWriter::commit(const CommitFacts& facts, CommitSync sync) {
   assert(in_txn_ && facts.durable_txn <= txn_);
+  H5J_RETURN_IF_ERROR(place_begin());
   std::byte payload[kCommitPayloadSize];
   encode_commit({facts.logical_size, txn_records_, begin_lsn_, now_ns(), facts.file_size, facts.durable_txn}, payload);
   H5J_RETURN_IF_ERROR(append_record(RecordType::kCommit, payload, {}));
@@ -146,19 +158,32 @@ Status JournalWriter::commit(const CommitFacts& facts, CommitSync sync) {
   H5J_RETURN_IF_ERROR(submit(cur()));
   // The next record starts on a fresh block, so no later write shares a
   // sector with this commit (a torn later write cannot damage it), unless
-  // the header says durable=false (format.h, FILE LAYOUT).
+  // the header says durable=false, or the commit is packed and its block
+  // sealed later, if at all (CommitSeals; format.h, FILE LAYOUT).
   uint64_t end = tell();
-  H5J_RETURN_IF_ERROR(rotate(align_up(end, header_.block_size)));
+  last_commit_sealed_ = !(seals_ && sync == CommitSync::kWritten) || seals_->end_commit_block();
+  H5J_RETURN_IF_ERROR(rotate(last_commit_sealed_ ? align_up(end, header_.block_size) : end));
   if (!opts_.durable || sync == CommitSync::kWritten) return file_.wait_write(UINT64_MAX);
   if (sync == CommitSync::kFlush) return sync_all_written();
   assert(allocated_end_ == durable_end_ && end <= durable_end_);  // fits_in_durable_space held
   return file_.write_back();
 }
 
+Status JournalWriter::seal_last_commit() {
+  if (last_commit_sealed_ || !records_follow_commit()) return Status::ok();
+  uint64_t to = align_up(tell() + kRecordHeaderSize, header_.block_size);
+  std::string fill(to - tell() - kRecordHeaderSize, ' ');
+  H5J_RETURN_IF_ERROR(comment(fill));
+  assert(tell() == to);
+  last_commit_sealed_ = true;
+  return publish();
+}
+
 Status JournalWriter::reset(const JournalHeader& next) {
   H5J_RETURN_IF_ERROR(write_next_header(next));
   if (opts_.durable) H5J_RETURN_IF_ERROR(sync_all_written());
   txn_ = next.first_txn - 1;
+  last_commit_sealed_ = true;  // the generation's first record starts on a fresh block
   window_.drop();  // the next generation writes over these offsets
   for (auto& b : ring_) b.base = b.used = b.submitted = b.ticket = 0;
   cur().base = kFirstRecordOffset;
@@ -179,6 +204,7 @@ Status JournalWriter::write_next_header(const JournalHeader& next) {
 }
 
 Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body) {
+  if (type != RecordType::kBegin) H5J_RETURN_IF_ERROR(place_begin());
   uint64_t payload_len = payload_head.size();
   for (auto piece : payload_body) payload_len += piece.size();
   if (payload_len > kMaxPayload)

@@ -32,6 +32,24 @@
 
 namespace h5j {
 
+// Where a packed commit's block ends (format.h, FILE LAYOUT).  A commit
+// whose sync waits (durable=100ms) is written right after the one before,
+// not on a fresh block: an 8 KiB step's records then fill a few hundred
+// bytes of the journal, not a block each.  A block holding a COMMIT must
+// not be written again once a sync may have made that COMMIT durable: a
+// torn write of it would take the COMMIT with it.  So the thread that
+// syncs decides, and the writer asks it at two points:
+//  - before it places the first record after a COMMIT: start on a fresh
+//    block if a sync has taken that COMMIT since (the thread seals it);
+//  - before a COMMIT ends: end its block if a sync wants it, and could not
+//    seal the one before because records already followed it.
+class CommitSeals {
+ public:
+  virtual ~CommitSeals() = default;
+  virtual bool next_record_on_fresh_block() = 0;
+  virtual bool end_commit_block() = 0;
+};
+
 struct RingOptions {
   uint32_t buffers = 4;
   size_t buffer_size = 1 << 20;
@@ -73,7 +91,19 @@ class JournalWriter {
     uint64_t durable_txn = 0;  // the last transaction whose bytes outside the journal are durable
   };
   // COMMIT of the open transaction, then flush and (when durable) `sync`.
+  // The next record starts on a fresh block, unless `sync` is kWritten and
+  // the seals (pack_commits) say it may follow.
   Status commit(const CommitFacts& facts, CommitSync sync = CommitSync::kFlush);
+  // Commits written without a sync are packed, their blocks sealed as
+  // `seals` (not owned; it outlives the writer) decides.
+  void pack_commits(CommitSeals* seals) { seals_ = seals; }
+  // Whether the last COMMIT ended its block: no later write touches it.
+  bool last_commit_sealed() const { return last_commit_sealed_; }
+  // For a sync in the writer's own thread while its open transaction's
+  // records follow the last COMMIT: fills the block they are in with a
+  // COMMENT and writes them, so that no later write touches the COMMIT's
+  // block.  Nothing to do if no record follows an unsealed COMMIT.
+  Status seal_last_commit();
   // Whether `more` bytes of records after those appended so far, a COMMIT
   // among them, stay within journal space whose allocation is durable (no
   // zeros written ahead since the last sync): written there, they need no
@@ -119,6 +149,9 @@ class JournalWriter {
   static constexpr size_t kReadAlone = size_t(16) << 10;
 
   bool in_transaction() const { return in_txn_; }
+  // Whether records follow the last COMMIT (BEGIN is placed with the
+  // transaction's first other record: placed_begin()).
+  bool records_follow_commit() const { return in_txn_ && !begin_pending_; }
   uint64_t next_txn() const { return txn_ + (in_txn_ ? 1 : 0); }
   uint64_t last_committed_txn() const { return in_txn_ ? txn_ - 1 : txn_; }
   // The open transaction's number (in_transaction() must hold).
@@ -140,6 +173,11 @@ class JournalWriter {
   uint64_t tell() const { return cur().base + cur().used; }
   Buffer& cur() { return ring_[cur_]; }
   const Buffer& cur() const { return ring_[cur_]; }
+  // The open transaction's BEGIN, placed before its first other record, so
+  // that a transaction begun long before its commit (an in-place write,
+  // then hours of computing) holds no record after the COMMIT before it
+  // until it has one to write: the thread can seal that COMMIT meanwhile.
+  Status place_begin();
   Status append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body);
   Status append_bytes(std::span<const std::byte> bytes);
   Status submit(Buffer& b);
@@ -164,6 +202,9 @@ class JournalWriter {
   size_t cur_ = 0;
   uint64_t txn_ = 0;          // the open transaction, or the last committed
   bool in_txn_ = false;
+  bool begin_pending_ = false;  // in_txn_, and its BEGIN not yet placed
+  CommitSeals* seals_ = nullptr;
+  bool last_commit_sealed_ = true;
   uint64_t txn_records_ = 0;  // records in the open transaction so far
   uint64_t begin_lsn_ = 0;
   uint64_t allocated_end_ = 0;  // the journal file is written up to here

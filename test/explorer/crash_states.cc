@@ -46,8 +46,31 @@ void sync(Incarnation& inc, bool all) {
   inc.pending = std::move(rest);
 }
 
+// A write back sends the device whole sectors: a write that starts inside a
+// sector rewrites that sector's earlier bytes too, and torn, may leave them
+// garbage.  Modelled for the journal, whose format promises that no write
+// touches a COMMIT's sector once a sync may have made it durable (format.h,
+// FILE LAYOUT), with sectors of 512 bytes: the header's two slots, at 0 and
+// 2048, share a sector of 4096.  The HDF5 file's in-place bytes make no such
+// promise, nor do sec2's.
+bool rewrites_sector_head(const Op& op) { return op.path.ends_with(".jnl"); }
+constexpr uint64_t kHeadSector = 512;
+
+void garble_head(MemNode& node, const Op& op, uint64_t sector, std::mt19937_64& rng) {
+  Op head = op;
+  head.offset = op.offset / sector * sector;
+  head.bytes.resize(std::min(op.offset + op.bytes.size(), head.offset + sector) - head.offset);
+  for (auto& b : head.bytes) b = std::byte(rng());
+  apply_to_node(node, head);
+}
+
 // A write cut at a sector boundary inside it; the rest old, zero or garbage.
+// In a journal the sector it starts in may be garbage too (above).
 void apply_torn(MemNode& node, const Op& op, std::mt19937_64& rng) {
+  if (rewrites_sector_head(op) && op.offset % kHeadSector != 0 && rng() % 2) {
+    apply_to_node(node, op);
+    return garble_head(node, op, kHeadSector, rng);
+  }
   uint64_t sector = rng() % 2 ? 512 : 4096;
   uint64_t first = (op.offset / sector + 1) * sector, end = op.offset + op.bytes.size();
   if (first >= end) return apply_to_node(node, op);  // within one sector: written whole or not at all

@@ -6,7 +6,9 @@
 // later kSyncAll was; creates and removes once a later kSyncDir was.  At the
 // crash, each not-yet-durable operation may or may not have reached the disk,
 // in any order, and a write may be torn at a 512- or 4096-byte boundary
-// (the rest old, zeroed, or garbage).
+// (the rest old, zeroed, or garbage); in a journal, one that starts inside
+// a 512-byte sector may leave that whole sector garbage, as a write back of
+// the sector rewrites its earlier bytes.
 #pragma once
 
 #include <cstdint>

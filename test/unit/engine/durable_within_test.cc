@@ -244,8 +244,15 @@ TEST_CASE("durable_within: the wait syncs the file, then the journal, and every 
 // while the journal grows past checkpoint_bytes, and at commit 5, every
 // commit durable, it writes its image with no sync of theirs before it.
 TEST_CASE("durable_within: a due checkpoint waits for the background's sync, and then syncs no commit itself") {
+  uint64_t four_commits;  // the journal's bytes after 4 commits, packed (background_sync.h, SEALS)
+  {
+    DurableWithinSeries probe;
+    probe.create();
+    for (int i = 0; i < 4; ++i) probe.commit_step(i);
+    four_commits = read_file(probe.opts.journal_path).size() - kFirstRecordOffset;
+  }
   DurableWithinSeries s;
-  s.opts.checkpoint_bytes = 4 * kBlockSize;  // each commit's records fill a block: due at commit 4
+  s.opts.checkpoint_bytes = four_commits;  // due at commit 4
   s.create();
   for (int i = 0; i < 3; ++i) s.commit_step(i);
   s.syncs.calls.clear();
@@ -452,6 +459,13 @@ TEST_CASE("durable_within: a failed sync of bytes written ahead stops the writer
 
 namespace {
 
+// A new file in `dir`, for a BackgroundSync of a test's own.
+std::unique_ptr<File> new_file(TempDir& dir, const char* name) {
+  auto f = posix_filesystem().open(dir.path(name), OpenMode::kCreateTruncate, IoEngine::kSync);
+  REQUIRE(f);
+  return std::move(*f);
+}
+
 // A disk that writes `rate` bytes a second.  Its sync, like fdatasync,
 // writes every dirty byte it finds while it runs, so bytes written during
 // one lengthen it; it keeps the most any one sync wrote.
@@ -486,14 +500,9 @@ class SlowFile : public ForwardingFile {
 // durable within the interval plus one sync.
 TEST_CASE("durable_within: a writer faster than its disk waits, and the lag stays bounded") {
   TempDir dir;
-  auto open = [&](const char* name) {
-    auto f = posix_filesystem().open(dir.path(name), OpenMode::kCreateTruncate, IoEngine::kSync);
-    REQUIRE(f);
-    return std::move(*f);
-  };
   SlowDisk disk{.rate = 400e6};
   const auto interval = std::chrono::milliseconds(20);
-  BackgroundSync sync(std::make_unique<SlowFile>(open("f"), &disk), std::make_unique<SlowFile>(open("j"), nullptr),
+  BackgroundSync sync(std::make_unique<SlowFile>(new_file(dir, "f"), &disk), std::make_unique<SlowFile>(new_file(dir, "j"), nullptr),
                       interval, /*threaded=*/true);
   using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> returned;
@@ -523,4 +532,45 @@ TEST_CASE("durable_within: a writer faster than its disk waits, and the lag stay
   CHECK(worst_ms < 250);
   MESSAGE(returned.size() << " commits, worst lag " << worst_ms << " ms, largest sync " << disk.largest_sync.load()
                           << " bytes");
+}
+
+// SEALS (background_sync.h): a sync publishes a commit only once no later
+// write can touch its block.  Inline, as in a recording: written() syncs
+// every third commit, or the next one after a sync wanted a seal.
+TEST_CASE("durable_within: a sync publishes only a sealed commit, and has the next COMMIT end its block when records follow") {
+  TempDir dir;
+  BackgroundSync sync(new_file(dir, "f"), new_file(dir, "j"), std::chrono::milliseconds(100), /*threaded=*/false);
+  sync.written(1, 1, 0, /*sealed=*/false);  // packed, nothing after it yet
+  REQUIRE(sync.sync_now());
+  CHECK(sync.durable().txn == 1);               // sealed by the sync ...
+  CHECK(sync.next_record_on_fresh_block());     // ... so the next record starts a block
+  CHECK_FALSE(sync.end_commit_block());
+  sync.written(2, 2, 0, false);
+  CHECK_FALSE(sync.next_record_on_fresh_block());  // transaction 3's BEGIN placed right after 2's COMMIT
+  REQUIRE(sync.sync_now());
+  CHECK(sync.durable().txn == 1);  // 2's block is not sealed: not published
+  CHECK(sync.end_commit_block());  // 3's COMMIT must end its block
+  sync.written(3, 4, 0, /*sealed=*/true);  // not a third commit: syncs because one waited for this seal
+  CHECK(sync.durable().txn == 3);
+  CHECK_FALSE(sync.end_commit_block());
+}
+
+TEST_CASE("durable_within: the wait seals a commit the open transaction's records follow, and every commit is durable") {
+  DurableWithinSeries s;
+  s.create();
+  s.commit_step(0);  // durable, as a session's first commit is: it ends its block
+  s.commit_step(1);  // packed, left to the background
+  const std::vector<std::byte> rewrite(64, std::byte(0x5a));
+  REQUIRE(s.f->write(0, rewrite, 0));  // committed bytes: journaled, right after commit 2's COMMIT
+  REQUIRE(s.f->wait_durable());
+  CHECK(s.f->stats().durable_commits == 2);
+  const auto sealed = read_file(s.opts.journal_path);
+  CHECK(sealed.size() % kBlockSize == 0);  // the records and a filler to the block's end
+  s.commit_step(2);
+  const auto after = read_file(s.opts.journal_path);
+  REQUIRE(after.size() > sealed.size());
+  CHECK(std::equal(sealed.begin(), sealed.end(), after.begin()));  // no later write touched them
+  REQUIRE(s.f->close());
+  auto [bytes, last] = s.recovered(Access::kReadOnly);
+  CHECK(bytes == s.states.back());
 }
