@@ -110,9 +110,11 @@ void BackgroundSync::made_durable(Durable upto) {
   std::lock_guard lock(mu_);
   if (upto.txn > written_.txn) written_ = upto;
   if (upto.txn > sealed_.txn) sealed_ = upto;  // a durable commit ends its block
-  if (upto.txn >= written_.txn) records_follow_ = false;
   if (upto.txn > durable_.txn) durable_ = upto;
-  if (upto.txn >= written_.txn) forget_unsynced();  // the writer's sync took them
+  if (upto.txn >= written_.txn) {  // the writer's sync took them, and placed nothing since
+    forget_unsynced();
+    records_follow_ = false;
+  }
 }
 
 void BackgroundSync::new_generation(uint64_t first_txn) {

@@ -147,8 +147,7 @@ class BackgroundSync : public CommitSeals {
   // SEALS, above: asked by the writer (JournalWriter::pack_commits).
   bool next_record_on_fresh_block() override;
   bool end_commit_block() override;
-  // The writer sealed its last commit itself (JournalWriter::seal_last_commit).
-  void sealed_last_commit();
+  void sealed_last_commit() override;
   // Transaction `txn` and every one before it are durable already: the
   // writer committed durably itself, syncing every byte written so far.
   void made_durable(Durable upto);

@@ -363,10 +363,7 @@ Status JournaledFile::make_commits_durable() {
   if (background_) {
     // Records of the open transaction may follow an unsealed COMMIT: sealed
     // now, the sync publishes every commit (background_sync.h, SEALS).
-    if (txn_ && !txn_->records().last_commit_sealed()) {
-      H5J_RETURN_IF_ERROR(txn_->records().seal_last_commit());
-      if (txn_->records().last_commit_sealed()) background_->sealed_last_commit();
-    }
+    if (txn_) H5J_RETURN_IF_ERROR(txn_->records().seal_last_commit());
     H5J_RETURN_IF_ERROR(background_->sync_now());
     BackgroundSync::Durable d = background_durable();
     durable_txn_ = std::max(durable_txn_, d.txn);

@@ -134,7 +134,7 @@ inline constexpr Field kVersion{8, 4};        // format version (8; readers acce
 inline constexpr Field kSlotSize{12, 4};      // 512 (kHeaderSlotSize)
 inline constexpr Field kGeneration{16, 8};    // >= 1; +1 at every checkpoint
 inline constexpr Field kSalt{24, 4};          // random, never the previous generation's
-inline constexpr Field kBlockSize{28, 4};     // where a record after a COMMIT starts: a multiple of 4096, or of 8 (durable=false)
+inline constexpr Field kBlockSize{28, 4};     // where a record after a COMMIT starts, or from version 8 after a sealed one: a multiple of 4096, or of 8 (durable=false)
 inline constexpr Field kUuid{32, 16};         // the journal's UUID: random when it is created, kept across generations
 inline constexpr Field kFirstTxn{48, 8};      // first transaction number of this generation
 inline constexpr Field kCreated{56, 8};       // when this generation started, ns since the Unix epoch
@@ -385,6 +385,13 @@ inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 inline uint64_t next_record_offset(uint64_t offset, const RecordHeader& h, uint32_t block_size, uint32_t version) {
   uint64_t next = offset + record_span(h.payload_len);
   return h.type == RecordType::kCommit && version < kPackedCommitsVersion ? align_up(next, block_size) : next;
+}
+// Where a BEGIN may stand instead, when nothing of the generation is at
+// `offset`, right after a COMMIT: on the next block, if a sync sealed the
+// COMMIT's (from version 8; FILE LAYOUT).  `offset` itself where that
+// cannot be.
+inline uint64_t sealed_block_start(uint64_t offset, uint32_t block_size, uint32_t version) {
+  return version >= kPackedCommitsVersion ? align_up(offset, block_size) : offset;
 }
 
 struct WritePayloadHeader {

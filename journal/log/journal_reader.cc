@@ -128,8 +128,8 @@ Status JournalReader::refresh() {
 Result<std::optional<Record>> JournalReader::next() {
   auto r = read_record();
   const bool nothing_here = r && !r->has_value() && (end_ == StreamEnd::kZeroes || end_ == StreamEnd::kStale);
-  const uint64_t here = offset_, sealed = align_up(offset_, header_.block_size);
-  if (!nothing_here || !after_commit_ || header_.version < kPackedCommitsVersion || sealed == here) {
+  const uint64_t here = offset_, sealed = sealed_block_start(offset_, header_.block_size, header_.version);
+  if (!nothing_here || !after_commit_ || sealed == here) {
     if (r && r->has_value()) after_commit_ = (*r)->header.type == RecordType::kCommit;
     return r;
   }

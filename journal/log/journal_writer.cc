@@ -176,7 +176,9 @@ Status JournalWriter::seal_last_commit() {
   H5J_RETURN_IF_ERROR(comment(fill));
   assert(tell() == to);
   last_commit_sealed_ = true;
-  return publish();
+  H5J_RETURN_IF_ERROR(publish());
+  if (seals_) seals_->sealed_last_commit();
+  return Status::ok();
 }
 
 Status JournalWriter::reset(const JournalHeader& next) {

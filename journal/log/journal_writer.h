@@ -48,6 +48,8 @@ class CommitSeals {
   virtual ~CommitSeals() = default;
   virtual bool next_record_on_fresh_block() = 0;
   virtual bool end_commit_block() = 0;
+  // The writer filled the block after the last COMMIT (seal_last_commit).
+  virtual void sealed_last_commit() = 0;
 };
 
 struct RingOptions {
@@ -102,7 +104,8 @@ class JournalWriter {
   // For a sync in the writer's own thread while its open transaction's
   // records follow the last COMMIT: fills the block they are in with a
   // COMMENT and writes them, so that no later write touches the COMMIT's
-  // block.  Nothing to do if no record follows an unsealed COMMIT.
+  // block, and tells the seals.  Nothing to do if no record follows an
+  // unsealed COMMIT (the sync seals that one itself).
   Status seal_last_commit();
   // Whether `more` bytes of records after those appended so far, a COMMIT
   // among them, stay within journal space whose allocation is durable (no

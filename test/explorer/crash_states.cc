@@ -56,10 +56,10 @@ void sync(Incarnation& inc, bool all) {
 bool rewrites_sector_head(const Op& op) { return op.path.ends_with(".jnl"); }
 constexpr uint64_t kHeadSector = 512;
 
-void garble_head(MemNode& node, const Op& op, uint64_t sector, std::mt19937_64& rng) {
+void garble_head(MemNode& node, const Op& op, std::mt19937_64& rng) {
   Op head = op;
-  head.offset = op.offset / sector * sector;
-  head.bytes.resize(std::min(op.offset + op.bytes.size(), head.offset + sector) - head.offset);
+  head.offset = op.offset / kHeadSector * kHeadSector;
+  head.bytes.resize(std::min(op.offset + op.bytes.size(), head.offset + kHeadSector) - head.offset);
   for (auto& b : head.bytes) b = std::byte(rng());
   apply_to_node(node, head);
 }
@@ -69,7 +69,7 @@ void garble_head(MemNode& node, const Op& op, uint64_t sector, std::mt19937_64& 
 void apply_torn(MemNode& node, const Op& op, std::mt19937_64& rng) {
   if (rewrites_sector_head(op) && op.offset % kHeadSector != 0 && rng() % 2) {
     apply_to_node(node, op);
-    return garble_head(node, op, kHeadSector, rng);
+    return garble_head(node, op, rng);
   }
   uint64_t sector = rng() % 2 ? 512 : 4096;
   uint64_t first = (op.offset / sector + 1) * sector, end = op.offset + op.bytes.size();

@@ -59,8 +59,11 @@ int reseal(std::vector<std::byte>& j) {
   bool after_commit = false;
   for (uint64_t off = kFirstRecordOffset;;) {
     auto h = record_at(off);
-    // Past a COMMIT whose block a sync sealed (format.h, FILE LAYOUT).
-    if (!h && after_commit && newest->version >= kPackedCommitsVersion) h = record_at(off = align_up(off, newest->block_size));
+    // Past a COMMIT whose block a sync sealed, a BEGIN (format.h, FILE LAYOUT).
+    if (!h && after_commit) {
+      h = record_at(off = sealed_block_start(off, newest->block_size, newest->version));
+      if (h && h->type != RecordType::kBegin) h.reset();
+    }
     if (!h) break;
     seal_record(std::span(j.data() + off, kRecordHeaderSize + h->payload_len));
     ++sealed;

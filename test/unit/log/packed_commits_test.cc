@@ -26,6 +26,8 @@ struct Seals : CommitSeals {
     return std::exchange(fresh_block, false);
   }
   bool end_commit_block() override { return end_block; }
+  void sealed_last_commit() override { ++told_sealed; }
+  int told_sealed = 0;
 };
 
 // A journal of durable=100ms's kind: block size 4096, commits only written.
@@ -126,6 +128,7 @@ TEST_CASE("sealing the last commit fills its block: later records never touch it
   REQUIRE((*j.w)->append_write(600, 0, data));  // records now follow the unsealed COMMIT
   const uint64_t before = read_file(j.path).size();
   REQUIRE((*j.w)->seal_last_commit());
+  CHECK(j.seals.told_sealed == 1);  // the sync may publish it now
   CHECK((*j.w)->last_commit_sealed());
   CHECK(read_file(j.path).size() == kFirstRecordOffset + kBlockSize);  // written to the block's end
   CHECK(before < kFirstRecordOffset + kBlockSize);
