@@ -103,3 +103,18 @@ TEST_CASE("last writes: at most kMaxCopy a block and kMaxBytes in all") {
   CHECK(!w.changed_runs(0, block(LastWrites::kMaxCopy, 1), runs));
   CHECK(w.changed_runs(n * LastWrites::kMaxCopy, block(8, 1), runs));
 }
+
+// W3's root group: its local heap, one 88 KiB block, rewritten at each
+// flush with the names added since.  Kept whole, a rewrite journals the
+// new names, not the block.
+TEST_CASE("last writes: a group's local heap of 88 KiB is kept, and a rewrite journals the names it adds") {
+  LastWrites w;
+  std::vector<LastWrites::Run> runs;
+  auto heap = block(88 << 10, 3);
+  w.keep(1 << 20, heap, kCommitted);
+  for (size_t i = 60000; i < 60040; ++i) heap[i] = std::byte(0xee);  // 5 names of 8 bytes
+  REQUIRE(w.changed_runs(1 << 20, heap, runs));
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].offset == 60000);
+  CHECK(runs[0].length == 40);
+}
