@@ -38,7 +38,7 @@ void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes, boo
       sealed_ = written_;
       // A sync published less than it synced for want of this seal: the
       // next one publishes it.
-      if (std::exchange(seal_next_commit_, false)) hurry_ = true;
+      if (std::exchange(seal_next_commit_, false)) hurry_ = syncing_for_seal_ = true;
     }
     unsynced_bytes_ += bytes;
     if (thread_.joinable()) {
@@ -79,11 +79,12 @@ void BackgroundSync::sealed_last_commit() {
 // What a sync takes: every byte written so far, and, to publish, the last
 // sealed commit (SEALS), sealing the last written one if no record follows it.
 BackgroundSync::Batch BackgroundSync::take_unsynced() {
+  const bool for_seal = std::exchange(syncing_for_seal_, false);
   if (sealed_.txn < written_.txn) {
     if (!records_follow_) {
       sealed_ = written_;
       seal_next_record_ = true;
-    } else {
+    } else if (!for_seal) {
       seal_next_commit_ = true;
     }
   }

@@ -490,6 +490,23 @@ class SlowFile : public ForwardingFile {
   SlowDisk* disk_;
 };
 
+// A file whose syncs wait while `held`, counting those begun: a test holds
+// the thread inside a sync while the writer goes on.
+class HeldFile : public ForwardingFile {
+ public:
+  HeldFile(std::unique_ptr<File> in, std::atomic<bool>* held, std::atomic<int>* begun)
+      : ForwardingFile(std::move(in)), held_(held), begun_(begun) {}
+  Status sync_data() override {
+    ++*begun_;
+    while (*held_) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return ForwardingFile::sync_data();
+  }
+
+ private:
+  std::atomic<bool>* held_;
+  std::atomic<int>* begun_;
+};
+
 }  // namespace
 
 // A writer five times faster than its disk: without waiting, each sync would take
@@ -553,6 +570,36 @@ TEST_CASE("durable_within: a sync publishes only a sealed commit, and has the ne
   sync.written(3, 4, 0, /*sealed=*/true);  // not a third commit: syncs because one waited for this seal
   CHECK(sync.durable().txn == 3);
   CHECK_FALSE(sync.end_commit_block());
+}
+
+// The sync a seal hurried publishes that seal and asks for no other: a
+// writer whose records always follow its last COMMIT (HDF5 evicting
+// metadata between flushes, as in W3) would otherwise have the thread
+// sync back to back, each sync asking the next COMMIT for a seal.  The
+// commits after the seal wait for the next interval's sync.
+TEST_CASE("durable_within: the sync a seal hurried asks for no further seal") {
+  TempDir dir;
+  std::atomic<bool> held{true};
+  std::atomic<int> begun{0};
+  BackgroundSync sync(std::make_unique<HeldFile>(new_file(dir, "f"), &held, &begun), new_file(dir, "j"),
+                      std::chrono::hours(1), /*threaded=*/true);
+  sync.written(1, 1, 4096, /*sealed=*/false);
+  CHECK_FALSE(sync.next_record_on_fresh_block());  // 2's BEGIN right after 1's COMMIT
+  sync.hurry();
+  REQUIRE(eventually([&] { return begun == 1; }));  // the sync is held in the file's sync ...
+  CHECK(sync.end_commit_block());                   // ... having asked 2's COMMIT to end its block
+  sync.written(2, 2, 4096, /*sealed=*/true);        // the seal: the next sync publishes 2
+  sync.written(3, 3, 4096, /*sealed=*/false);
+  CHECK_FALSE(sync.next_record_on_fresh_block());   // 4's records follow 3's COMMIT
+  held = false;
+  REQUIRE(eventually([&] { return sync.durable().txn == 2; }));
+  CHECK_FALSE(sync.end_commit_block());  // 4's COMMIT is packed: the next interval's sync takes it
+  CHECK(begun == 2);
+  sync.written(4, 4, 0, /*sealed=*/false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(begun == 2);  // no sync until the interval's
+  REQUIRE(sync.sync_now());
+  CHECK(sync.durable().txn == 4);  // nothing follows 4's COMMIT: the sync seals it
 }
 
 TEST_CASE("durable_within: the wait seals a commit the open transaction's records follow, and every commit is durable") {
