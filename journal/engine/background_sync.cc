@@ -77,7 +77,9 @@ void BackgroundSync::sealed_last_commit() {
 }
 
 // What a sync takes: every byte written so far, and, to publish, the last
-// sealed commit (SEALS), sealing the last written one if no record follows it.
+// sealed commit (SEALS), sealing the last written one if no record follows
+// it, or else asking the next COMMIT for a seal, unless a seal hurried
+// this sync.
 BackgroundSync::Batch BackgroundSync::take_unsynced() {
   const bool for_seal = std::exchange(syncing_for_seal_, false);
   if (sealed_.txn < written_.txn) {
@@ -123,7 +125,7 @@ void BackgroundSync::new_generation(uint64_t first_txn) {
   written_.txn = durable_.txn = first_txn - 1;
   durable_.commits = written_.commits;
   sealed_ = written_;  // the generation's records start on a fresh block
-  records_follow_ = seal_next_record_ = seal_next_commit_ = false;
+  records_follow_ = seal_next_record_ = seal_next_commit_ = syncing_for_seal_ = false;
   forget_unsynced();  // the checkpoint made them durable
   ++generation_;
 }
