@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stages 5 to 8 of scripts/test.sh: h5journal against each HDF5 its users may have,
+# Stages 4 to 7 of scripts/test.sh: h5journal against each HDF5 its users may have,
 # one cell per HDF5, each built in a build directory of its own and running
 # a subset of the suite (MATRIX_TESTS below):
 #   1.14-parallel  HDF5 1.14.5 parallel (MPICH): stage 1 runs the whole
@@ -120,6 +120,9 @@ in_chroot() {
     # Debian's two ways: its flavour directory (HDF5's CMake package), and
     # pkg-config.
     serial)
+      # CI's lane leaves the C readers' 20 s to stage 1: h5py's readers
+      # (h5py_live_readers, h5py_busy_writer) open through this HDF5 here.
+      if [[ $H5JOURNAL_TEST_BUDGET == ci ]]; then MATRIX_TESTS=${MATRIX_TESTS/|live_readers|/|}; fi
       build_and_test /src/build-2.x-serial -DHDF5_ROOT="$DEBIAN_HDF5/serial" -DCMAKE_INSTALL_PREFIX=/usr
       # netCDF-C's own suite, built from Debian's source: its build (2 to 3
       # minutes on 2 cores) goes with the cell's build.
