@@ -5,13 +5,18 @@
 // window holds is what the file held when it was read: drop() it once the
 // file may hold other bytes there.
 //
+// The window's buffer grows, by doubling, only as its misses need, so a
+// small file costs a small buffer: a live reader's open of a journal of a
+// few KiB, or its recovery, takes 16 KiB from the heap rather than a
+// mapping of 1 MiB made and unmade at each open.
+//
 // The journal's reader scans records through one (journal_reader.h), and
 // its writer serves a checkpoint's reads of records below its ring with
 // another (journal_writer.h).
 //
-// Who owns what: the window's buffer is this object's, given at
-// construction or allocated at its first miss (File::allocate_buffer); a
-// span read() returns lives until the next call.
+// Who owns what: the window's buffer is this object's, allocated at a miss
+// that needs more room (File::allocate_buffer); a span read() returns
+// lives until the next call.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +29,10 @@ namespace h5j {
 
 class ReadAhead {
  public:
-  // A window of `size` bytes, allocated at its first miss.
-  explicit ReadAhead(size_t size) : size_(size), first_(size), ahead_(size) {}
-  // The window `room`, whose misses read `first` bytes, then more.
-  ReadAhead(AlignedBuffer room, size_t first)
-      : room_(std::move(room)), size_(room_.size()), first_(first), ahead_(first) {}
+  // A window of up to `size` bytes, whose misses read `first` bytes, then
+  // more.
+  explicit ReadAhead(size_t size, size_t first) : size_(size), first_(first), ahead_(first) {}
+  explicit ReadAhead(size_t size) : ReadAhead(size, size) {}
 
   // Bytes [offset, offset + n) of `file`, n <= the window's size.  A short
   // read (the file cut below `limit`) leaves the window short, and the
@@ -40,6 +44,8 @@ class ReadAhead {
   }
 
  private:
+  Status make_room(File& file, size_t need);
+
   AlignedBuffer room_;
   size_t size_, first_, ahead_;  // ahead_: what the next miss reads
   uint64_t base_ = 0;            // the window holds the file's [base_, base_ + len_)

@@ -93,9 +93,7 @@ Result<std::unique_ptr<JournalReader>> JournalReader::open(File& file) {
   if (!best && !any_written)
     return Status(Code::kMissing, "journal " + file.path() + " has no header (never written)");
   if (!best) return Status(Code::kCorrupt, why);
-  auto piece = file.allocate_buffer(kPiece);
-  if (!piece) return piece.status();
-  return std::unique_ptr<JournalReader>(new JournalReader(file, std::move(*best), *size, std::move(*piece)));
+  return std::unique_ptr<JournalReader>(new JournalReader(file, std::move(*best), *size));
 }
 
 // The CRC covers header bytes [4, 32) and the whole payload, read in pieces.
