@@ -60,7 +60,7 @@ struct WrittenFile {
 
 }  // namespace
 
-TEST_CASE("read_ahead: a file smaller than the window takes a buffer of the first read's size") {
+TEST_CASE("read_ahead: a file smaller than the window takes the room of a first miss, not the window's") {
   WrittenFile f(6000);
   ReadAhead window(1 << 20, 16 << 10);
   f.read_all(window, 100);
