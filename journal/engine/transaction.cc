@@ -27,13 +27,7 @@ bool PendingWrites::starts_writeback(uint64_t addr, uint64_t len) {
   return true;
 }
 
-Status Transaction::begin() {
-  if (writer_->in_transaction()) return Status::ok();
-  H5J_RETURN_IF_ERROR(writer_->begin());
-  if (session_noted_) return Status::ok();
-  session_noted_ = true;
-  return writer_->comment(session_note_);
-}
+Status Transaction::begin() { return writer_->in_transaction() ? Status::ok() : writer_->begin(); }
 
 // A PLACED write changes the file below what a live reader reads.  A reader
 // whose snapshot holds this commit reads its ZERO records as zeros,
@@ -66,7 +60,6 @@ Status Transaction::append_placed(uint64_t addr, uint64_t len) {
 
 Status Transaction::start_generation(const JournalHeader& h) {
   assert(!writer_->in_transaction());
-  session_noted_ = false;  // each generation names its writer
   placed_allowed_ = false;  // the new generation holds no ZERO record yet
   return writer_->reset(h);
 }

@@ -97,15 +97,17 @@ class Transaction {
   // names the writer, once per generation.  `publishes`: rank 0, whose
   // followers read the journal as it grows.
   Transaction(std::unique_ptr<JournalWriter> writer, std::string session_note, bool publishes)
-      : writer_(std::move(writer)), session_note_(std::move(session_note)), publishes_(publishes) {}
+      : writer_(std::move(writer)), publishes_(publishes) {
+    writer_->note_each_generation(std::move(session_note));
+  }
   // Waits for the journal's writes in flight before its buffers go.
   ~Transaction() = default;
 
   JournalWriter& records() { return *writer_; }
   const JournalHeader& header() const { return writer_->header(); }
   bool open() const { return writer_->in_transaction(); }
-  // Opens a transaction if none is open: BEGIN, and once per generation the
-  // COMMENT naming the writer.
+  // Opens a transaction if none is open (its BEGIN, and once per generation
+  // the COMMENT naming the writer, are placed with its first record).
   Status begin();
   // Something changed since the last commit: the next commit point commits.
   void changed() { dirty_ = true; }
@@ -135,10 +137,8 @@ class Transaction {
 
  private:
   std::unique_ptr<JournalWriter> writer_;
-  std::string session_note_;
   bool publishes_;
   bool dirty_ = false;            // changed since the last commit
-  bool session_noted_ = false;    // this generation's COMMENT names its writer
   bool placed_allowed_ = false;   // declared unwritten space may be written in place
 };
 

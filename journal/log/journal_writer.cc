@@ -29,13 +29,6 @@ JournalWriter::JournalWriter(File& file, const JournalHeader& header, RingOption
 Result<std::unique_ptr<JournalWriter>> JournalWriter::start(File& file, const JournalHeader& header,
                                                             RingOptions ring, bool sync_header) {
   std::unique_ptr<JournalWriter> w(new JournalWriter(file, header, ring));
-  // One allocation for the whole ring: each mapping costs a page fault to
-  // make and a TLB flush to undo, per session.
-  auto mem = file.allocate_buffer(ring.buffers * ring.buffer_size);
-  if (!mem) return mem.status();
-  w->ring_mem_ = std::move(*mem);
-  for (size_t i = 0; i < w->ring_.size(); ++i)
-    w->ring_[i].mem = std::span(w->ring_mem_.data() + i * ring.buffer_size, ring.buffer_size);
   w->cur().base = kFirstRecordOffset;
   auto size = file.size();
   if (!size) return size.status();
@@ -78,7 +71,10 @@ Status JournalWriter::place_begin() {
   begin_lsn_ = tell();
   std::byte payload[kBeginPayloadSize];
   encode_begin({now_ns()}, payload);
-  return append_record(RecordType::kBegin, payload, {});
+  H5J_RETURN_IF_ERROR(append_record(RecordType::kBegin, payload, {}));
+  if (noted_ || note_.empty()) return Status::ok();
+  noted_ = true;
+  return comment(note_);
 }
 
 Result<uint64_t> JournalWriter::append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data) {
@@ -186,6 +182,7 @@ Status JournalWriter::reset(const JournalHeader& next) {
   if (opts_.durable) H5J_RETURN_IF_ERROR(sync_all_written());
   txn_ = next.first_txn - 1;
   last_commit_sealed_ = true;  // the generation's first record starts on a fresh block
+  noted_ = false;
   window_.drop();  // the next generation writes over these offsets
   for (auto& b : ring_) b.base = b.used = b.submitted = b.ticket = 0;
   cur().base = kFirstRecordOffset;
@@ -224,7 +221,21 @@ Status JournalWriter::append_record(RecordType type, std::span<const std::byte> 
   return Status::ok();
 }
 
+// One allocation for the whole ring, at the first record: each mapping
+// costs page faults to make (with transparent huge pages, a 2 MiB page
+// zeroed) and a TLB flush to undo, and a session that commits nothing (a
+// file created and closed, close_uncommitted.cc) needs none.
+Status JournalWriter::allocate_ring() {
+  auto mem = file_.allocate_buffer(ring_.size() * opts_.buffer_size);
+  if (!mem) return mem.status();
+  ring_mem_ = std::move(*mem);
+  for (size_t i = 0; i < ring_.size(); ++i)
+    ring_[i].mem = std::span(ring_mem_.data() + i * opts_.buffer_size, opts_.buffer_size);
+  return Status::ok();
+}
+
 Status JournalWriter::append_bytes(std::span<const std::byte> bytes) {
+  if (!ring_mem_.valid() && !bytes.empty()) H5J_RETURN_IF_ERROR(allocate_ring());
   while (!bytes.empty()) {
     Buffer& b = cur();
     size_t n = std::min(bytes.size(), b.mem.size() - b.used);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -67,6 +68,10 @@ class JournalWriter {
 
   // BEGIN of the next transaction.  One transaction is open at a time.
   Status begin();
+  // A COMMENT naming the writer, placed right after the first BEGIN of
+  // each generation.  Placed, not appended now: a session that never puts a
+  // record in the journal (close_uncommitted.cc) never allocates the ring.
+  void note_each_generation(std::string note) { note_ = std::move(note); }
   // A WRITE record; returns the journal offset where `data` lands.
   Result<uint64_t> append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data);
   Status comment(std::string_view text);
@@ -182,6 +187,7 @@ class JournalWriter {
   // until it has one to write: the thread can seal that COMMIT meanwhile.
   Status place_begin();
   Status append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body);
+  Status allocate_ring();
   Status append_bytes(std::span<const std::byte> bytes);
   Status submit(Buffer& b);
   // Makes the next ring buffer current, starting at journal offset `base`.
@@ -200,13 +206,15 @@ class JournalWriter {
   File& file_;
   JournalHeader header_;
   RingOptions opts_;
-  AlignedBuffer ring_mem_;  // every buffer of the ring, one after another
+  AlignedBuffer ring_mem_;  // every buffer of the ring, one after another; from the first record on
   std::vector<Buffer> ring_;
   size_t cur_ = 0;
   uint64_t txn_ = 0;          // the open transaction, or the last committed
   bool in_txn_ = false;
   bool begin_pending_ = false;  // in_txn_, and its BEGIN not yet placed
   CommitSeals* seals_ = nullptr;
+  std::string note_;             // note_each_generation
+  bool noted_ = false;           // this generation's BEGIN and note are placed
   bool last_commit_sealed_ = true;
   uint64_t txn_records_ = 0;  // records in the open transaction so far
   uint64_t begin_lsn_ = 0;
