@@ -11,6 +11,9 @@
  *         linger a worker that outlives the parent (Python's multiprocessing
  *                after a crash): sleeps 60 s, unwaited for; the parent says
  *                "worker PID" first;
+ *         own    creates a file of its own (FILE.child), commits 20 steps
+ *                into it, then does as flush does with the inherited file
+ *                while its own is open, and closes its own;
  *   forked_child check FILE        exits 0 if FILE holds the 20 steps. */
 #include <hdf5.h>
 #include <signal.h>
@@ -54,12 +57,30 @@ static int holds_steps(hid_t d, int steps) {
     return ok;
 }
 
-static void child(const char *how, hid_t f, hid_t d) {
+/* A file of 20 steps, each committed, left open: 0 on failure. */
+static hid_t write_steps(const char *name, hid_t *d) {
+    hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = STEP;
+    hid_t space = H5Screate_simple(1, &zero, &unlimited), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    *d = f < 0 ? -1 : H5Dcreate2(f, "steps", H5T_NATIVE_INT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    for (int step = 0; *d >= 0 && step < STEPS; step++)
+        if (!append_step(f, *d, step)) return 0;
+    return *d >= 0 ? f : 0;
+}
+
+static void child(const char *how, const char *name, hid_t f, hid_t d) {
     if (strcmp(how, "exit") == 0) exit(0);
     if (strcmp(how, "linger") == 0) {
         sleep(60);
         _exit(0);
     }
+    hid_t own = 0, own_d = -1;
+    char own_name[4096];
+    snprintf(own_name, sizeof own_name, "%s.child", name);
+    if (strcmp(how, "own") == 0 && !(own = write_steps(own_name, &own_d))) _exit(5);
     if (!holds_steps(d, 10)) _exit(3);
     printf("child read 10 steps\n");
     fflush(stdout);
@@ -68,6 +89,7 @@ static void child(const char *how, hid_t f, hid_t d) {
     fflush(stdout);
     H5Dclose(d);
     H5Fclose(f);
+    if (own && (H5Dclose(own_d) < 0 || H5Fclose(own) < 0)) _exit(6);
     _exit(0);
 }
 
@@ -88,7 +110,7 @@ int main(int argc, char **argv) {
         if (step == 10) {
             fflush(stdout);
             pid_t pid = fork();
-            if (pid == 0) child(argv[2], f, d);
+            if (pid == 0) child(argv[2], argv[3], f, d);
             int status = 0;
             if (strcmp(argv[2], "linger") == 0)
                 printf("worker %d\n", (int)pid);

@@ -7,7 +7,9 @@
 # and is killed, and h5recover brings back all 20.  The child may read the
 # file; its commit is refused with an error that says why.  A child that
 # outlives the killed parent (a worker) holds none of its locks: h5recover
-# runs at once, while the worker lives.
+# runs at once, while the worker lives.  A child that writes a file of its
+# own through the driver commits and closes it, and is still refused the
+# parent's.
 set -euo pipefail
 program=$1 plugin_dir=$2 work=$3 h5recover=$4
 mkdir -p "$work"
@@ -16,13 +18,13 @@ export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 # A worker left by a run that failed early lives out its sleep no longer.
 trap 'w=$(sed -n "s/^worker //p" out.txt 2> /dev/null); [ -z "$w" ] || kill "$w" 2> /dev/null || true' EXIT
 for config in durable=true durable=100ms durable=false; do
-  for how in exit flush linger; do
-    rm -f f.h5 f.h5.jnl*
+  for how in exit flush linger own; do
+    rm -f f.h5 f.h5.jnl* f.h5.child
     status=0
     HDF5_DRIVER_CONFIG=$config timeout 60 "$program" write "$how" f.h5 > out.txt 2> err.txt || status=$?
     [ "$status" = 137 ] || { echo "FAIL ($config, $how): the writer ended with $status, not SIGKILL"; cat out.txt err.txt; exit 1; }
     grep -q "committed 20" out.txt || { echo "FAIL ($config, $how): the writer did not commit 20 steps"; cat err.txt; exit 1; }
-    if [ "$how" = flush ]; then
+    if [ "$how" = flush ] || [ "$how" = own ]; then
       grep -q "child's commit refused" out.txt || { echo "FAIL ($config): the child's commit was not refused"; cat out.txt err.txt; exit 1; }
       grep -q "forked from it, may only read it" err.txt ||
         { echo "FAIL ($config): the refusal does not say why"; cat err.txt; exit 1; }
@@ -35,6 +37,11 @@ for config in durable=true durable=100ms durable=false; do
     [ "$recovered" = 0 ] || { echo "FAIL ($config, $how): h5recover exited $recovered"; cat recover.txt; exit 1; }
     env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check f.h5 ||
       { echo "FAIL ($config, $how): commits the parent made after the fork are lost"; cat recover.txt; exit 1; }
+    if [ "$how" = own ]; then
+      [ ! -e f.h5.child.jnl ] || { echo "FAIL ($config): the child's own file kept its journal"; exit 1; }
+      env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check f.h5.child ||
+        { echo "FAIL ($config): the child's own file does not hold its 20 steps"; exit 1; }
+    fi
     echo "$config, child $how: 20 steps after recovery ($(cat recover.txt))"
   done
 done
