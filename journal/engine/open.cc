@@ -200,7 +200,8 @@ Status JournaledFile::open_for_write(bool truncated) {
   // A file being truncated, and its journal, are emptied only once we own
   // the locks: until then either may belong to a live writer.
   if (s && opts_.lock_base) s = opts_.lock_base(*base_);
-  if (s && truncated) s = truncate_for_create();
+  // A file this open made, beside a journal it made, holds nothing to empty.
+  if (s && truncated && !(file_made_ && !existed)) s = truncate_for_create();
   // Any journal that exists, even an empty one, means the last session did
   // not close cleanly.
   report_.journal_found = existed && !truncated;

@@ -121,7 +121,7 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
   // naming this writer.
   uint64_t epoch = header.state == ReadersState::kClosed ? header.epoch + 2 : header.epoch;
   ReadersState state = header.state == ReadersState::kClosed ? ReadersState::kWelcome : header.state;
-  H5J_RETURN_IF_ERROR(readers->write_header(epoch, state, header.until_ns));
+  H5J_RETURN_IF_ERROR(readers->write_header_to(file->get(), epoch, state, header.until_ns));
   return readers;
 }
 
@@ -219,6 +219,14 @@ Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, Reader
 // in the same page, sees all of it or none.  Never synced: readers live no
 // longer than the page cache that holds it.
 Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t until_ns) {
+  auto file = reopen(OpenMode::kReadWrite);
+  if (!file) return file.status();
+  return write_header_to(file->get(), epoch, state, until_ns);
+}
+
+// `file` null: the readers file is gone, or another's now, and no reader
+// of this writer's reads it.
+Status ReadersFile::write_header_to(File* file, uint64_t epoch, ReadersState state, uint64_t until_ns) {
   std::array<std::byte, kReadersWriterBytes> bytes{};
   std::memcpy(bytes.data(), kReadersMagic, sizeof kReadersMagic);
   put_field<readers_file::kEpoch>(bytes.data(), epoch);
@@ -226,9 +234,7 @@ Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t un
   put_field<readers_file::kUntil>(bytes.data(), until_ns);
   put_field<readers_file::kWriterPid>(bytes.data(), uint32_t(getpid()));
   put_field<readers_file::kWriterHost>(bytes.data(), this_host());
-  auto file = reopen(OpenMode::kReadWrite);
-  if (!file) return file.status();
-  if (*file) H5J_RETURN_IF_ERROR((**file).write_at(0, bytes));
+  if (file != nullptr) H5J_RETURN_IF_ERROR(file->write_at(0, bytes));
   epoch_ = epoch;
   state_ = state;
   until_ns_ = until_ns;

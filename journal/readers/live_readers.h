@@ -188,6 +188,8 @@ class ReadersFile {
   Status hold_off_until(WallClock::time_point until);
   Result<uint64_t> read_late_mark();
   Status write_header(uint64_t epoch, ReadersState state, uint64_t until_ns);
+  // The same through `file`, already open (the first header, by open()).
+  Status write_header_to(File* file, uint64_t epoch, ReadersState state, uint64_t until_ns);
 
   FileSystem& fs_;
   std::string path_;
