@@ -206,11 +206,29 @@ Status put_journaled(const ExtentMap::Extent& e, const ByteSource& journal, cons
 // (`physical_end`, and nothing this apply keeps reaches past out.reach()),
 // so they read as zeros once the size is set.  A ZERO record of space
 // never written may span gigabytes that the file never reached.
-Status apply_slice(std::span<const ExtentMap::Extent> slice, uint64_t logical_size, uint64_t physical_end,
+// An overlay extent, and its bytes if the caller holds them (HeldBytes).
+struct SlicePiece {
+  ExtentMap::Extent e;
+  std::span<const std::byte> held;
+};
+
+Status put_held(const SlicePiece& p, RunWriter& out) {
+  return out.put(p.e.addr, p.e.len, [&](std::span<std::byte> room, uint64_t done) {
+    std::memcpy(room.data(), p.held.data() + done, room.size());
+    return Status::ok();
+  });
+}
+
+Status apply_slice(std::span<const SlicePiece> slice, uint64_t logical_size, uint64_t physical_end,
                    const ByteSource& journal, GatheredReads& gathered, RunWriter& out) {
   H5J_RETURN_IF_ERROR(gathered.read_all(journal));
   size_t next = 0;
-  for (const ExtentMap::Extent& e : slice) {
+  for (const SlicePiece& p : slice) {
+    const ExtentMap::Extent& e = p.e;
+    if (!p.held.empty()) {
+      H5J_RETURN_IF_ERROR(put_held(p, out));
+      continue;
+    }
     if (e.src != ExtentMap::kZeroSource) {
       H5J_RETURN_IF_ERROR(put_journaled(e, journal, gathered, &next, out));
       continue;
@@ -224,21 +242,22 @@ Status apply_slice(std::span<const ExtentMap::Extent> slice, uint64_t logical_si
 
 // The overlay's bytes in [from, logical_size), a slice at a time: the
 // journal sources of a slice's small extents are read first, in journal
-// order (gathered_reads.h).
+// order (gathered_reads.h), but for the bytes `held` serves.
 Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, uint64_t physical_end,
-                     const ByteSource& journal, RunWriter& out) {
-  std::vector<ExtentMap::Extent> slice;
+                     const ByteSource& journal, RunWriter& out, const HeldBytes& held = nullptr) {
+  std::vector<SlicePiece> slice;
   GatheredReads gathered;
   Status status;
   overlay.for_each([&](const ExtentMap::Extent& whole) {
     uint64_t addr = std::max(whole.addr, from), end = std::min(whole.addr + whole.len, logical_size);
     if (!status || addr >= end) return;
-    ExtentMap::Extent e{addr, whole.addr + whole.len - addr, ExtentMap::source_at(whole.src, addr - whole.addr)};
-    if (e.src != ExtentMap::kZeroSource) {
-      e.len = end - addr;
-      if (GatheredReads::gathers(e.len)) gathered.add(e.src, e.len);
+    SlicePiece p{{addr, whole.addr + whole.len - addr, ExtentMap::source_at(whole.src, addr - whole.addr)}, {}};
+    if (p.e.src != ExtentMap::kZeroSource) {
+      p.e.len = end - addr;
+      if (held) p.held = held(p.e.addr, p.e.len);
+      if (p.held.empty() && GatheredReads::gathers(p.e.len)) gathered.add(p.e.src, p.e.len);
     }
-    slice.push_back(e);
+    slice.push_back(p);
     if (gathered.full() || slice.size() >= GatheredReads::kMaxRanges) {
       status = apply_slice(slice, logical_size, physical_end, journal, gathered, out);
       slice.clear();
@@ -268,14 +287,15 @@ Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource&
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run) {
+                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run,
+                   const HeldBytes& held) {
   auto physical_end = base.size();
   if (!physical_end) return physical_end.status();
   RunWriter out(base, progress, run, GapFill::kLeave);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
-  H5J_RETURN_IF_ERROR(apply_overlay(overlay, 0, logical_size, *physical_end, journal, out));
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, 0, logical_size, *physical_end, journal, out, held));
   H5J_RETURN_IF_ERROR(out.flush());
   auto size = base.size();
   if (!size) return size.status();

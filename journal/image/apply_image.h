@@ -45,16 +45,23 @@ enum class GapFill { kFromFile, kLeave };
 // 8 MiB, 4,096 faults, 53 ms of a 64 MiB replay's 169; to 1 MiB, 512.
 inline constexpr size_t kLongestApplyWrite = size_t(1) << 20;
 
+// Bytes of the image its caller holds in memory: the image's bytes
+// [addr, addr + len) if it holds them all, else an empty span
+// (LastWrites::held).  An overlay extent held is written from there, and
+// its journal bytes are not read.
+using HeldBytes = std::function<std::span<const std::byte>(uint64_t addr, uint64_t len)>;
+
 // Writes the image into `base` in address order, adjacent bytes coalesced
 // into large writes, only the bytes the image covers: first the data-log extents of `raw`, then the journal
 // bytes of `overlay` over them; then sets the size to `logical_size`.  Does
 // not sync.  Idempotent: applying the same plan twice gives the same file.
 // A caller that applies often passes `run`, the buffer the writes are
 // gathered in, and keeps it: allocated on first use, its pages are faulted
-// in once, not at every call.
+// in once, not at every call.  `held`, if given, serves what it holds of
+// the overlay.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr,
-                   AlignedBuffer* run = nullptr);
+                   AlignedBuffer* run = nullptr, const HeldBytes& held = nullptr);
 // Writes `overlay`'s bytes in [from, logical_size) into `base` as
 // apply_image does, and nothing else: no raw layer, and no change of size
 // beyond what the writes extend.  Does not sync.

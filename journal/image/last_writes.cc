@@ -54,6 +54,15 @@ void LastWrites::forget(uint64_t from, uint64_t to) {
   copies_.erase(first, last);
 }
 
+std::span<const std::byte> LastWrites::held(uint64_t addr, uint64_t len) const {
+  auto it = copies_.upper_bound(addr);
+  if (it == copies_.begin()) return {};
+  --it;
+  const uint64_t offset = addr - it->first;
+  if (offset + len > it->second.length) return {};
+  return std::span<const std::byte>(it->second.bytes.get() + offset, size_t(len));
+}
+
 void LastWrites::keep(uint64_t addr, std::span<const std::byte> data, uint64_t committed_size) {
   auto same = copies_.find(addr);
   if (same != copies_.end() && same->second.length == data.size()) {  // the common case: no allocation

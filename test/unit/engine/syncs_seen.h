@@ -1,5 +1,5 @@
 // What the engine asks of the disk, seen from below: its syncs and write
-// backs by file, and the bytes it writes to each.  For tests that count a
+// backs by file, and the bytes it writes to and reads from each.  For tests that count a
 // commit's or a close's flushes on the real file system.
 #pragma once
 
@@ -23,6 +23,7 @@ struct SyncsSeen : Syscalls {
   std::vector<std::string> calls;    // syncs and write backs, which wait
   std::vector<std::string> started;  // writebacks started, which do not
   std::map<std::string, uint64_t> bytes_written;  // by name_of
+  std::map<std::string, uint64_t> bytes_read;     // by name_of
   // "journal", "file" (*.h5), "directory", or the path.
   static std::string name_of(int fd) {
     struct stat st {};
@@ -32,6 +33,11 @@ struct SyncsSeen : Syscalls {
     ssize_t n = ::readlink(link, target, sizeof target - 1);
     std::string path(target, n > 0 ? size_t(n) : 0);
     return path.ends_with(".jnl") ? "journal" : path.ends_with(".h5") ? "file" : path;
+  }
+  ssize_t pread(int fd, void* buf, size_t n, off_t off) override {
+    ssize_t done = Syscalls::pread(fd, buf, n, off);
+    if (done > 0) bytes_read[name_of(fd)] += uint64_t(done);
+    return done;
   }
   ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) override {
     ssize_t done = Syscalls::pwrite(fd, buf, n, off);

@@ -118,3 +118,23 @@ TEST_CASE("last writes: a group's local heap of 88 KiB is kept, and a rewrite jo
   CHECK(runs[0].offset == 60000);
   CHECK(runs[0].length == 40);
 }
+
+TEST_CASE("last writes: held serves a range within one copy, as last written, and nothing else") {
+  LastWrites w;
+  auto a = block(4096, 1), b = block(4096, 2);
+  w.keep(4096, a, kCommitted);
+  w.keep(8192, b, kCommitted);  // adjacent, a copy of its own
+  auto inside = w.held(4096 + 100, 200);
+  REQUIRE(inside.size() == 200);
+  CHECK(std::equal(inside.begin(), inside.end(), a.begin() + 100));
+  CHECK(w.held(8192, 4096).size() == 4096);
+  CHECK(w.held(4096 + 4000, 200).empty());  // across two copies
+  CHECK(w.held(0, 100).empty());            // below every copy
+  CHECK(w.held(12288, 8).empty());          // past the last
+  auto again = block(4096, 3);
+  w.keep(4096, again, kCommitted);  // a rewrite: held follows it
+  auto now = w.held(4096, 16);
+  CHECK(std::equal(now.begin(), now.end(), again.begin()));
+  w.forget(8192 + 10, 8192 + 11);  // a raw write into the second block
+  CHECK(w.held(8192, 8).empty());
+}
