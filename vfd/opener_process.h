@@ -63,8 +63,8 @@ class OpenerProcess {
     uint64_t token = page.load();
     if (token != 0) return token;
     uint64_t drawn = 0;
-    while (drawn == 0)
-      if (::getrandom(&drawn, sizeof drawn, 0) != ssize_t(sizeof drawn)) drawn = uint64_t(::getpid()) << 20 | 1;
+    if (::getrandom(&drawn, sizeof drawn, 0) != ssize_t(sizeof drawn) || drawn == 0)
+      drawn = uint64_t(::getpid()) << 20 | 1;  // no entropy: the pid, nonzero
     return page.compare_exchange_strong(token, drawn) ? drawn : token;
   }
 

@@ -203,6 +203,8 @@ Status JournalWriter::write_next_header(const JournalHeader& next) {
 }
 
 Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body) {
+  // Before the BEGIN is placed: a refused ring leaves it to the next record.
+  if (!ring_mem_.valid()) H5J_RETURN_IF_ERROR(allocate_ring());
   if (type != RecordType::kBegin) H5J_RETURN_IF_ERROR(place_begin());
   uint64_t payload_len = payload_head.size();
   for (auto piece : payload_body) payload_len += piece.size();
@@ -235,7 +237,6 @@ Status JournalWriter::allocate_ring() {
 }
 
 Status JournalWriter::append_bytes(std::span<const std::byte> bytes) {
-  if (!ring_mem_.valid() && !bytes.empty()) H5J_RETURN_IF_ERROR(allocate_ring());
   while (!bytes.empty()) {
     Buffer& b = cur();
     size_t n = std::min(bytes.size(), b.mem.size() - b.used);

@@ -7,27 +7,16 @@
 #include <random>
 #include <vector>
 
+#include "allocations_file.h"
 #include "posix_file.h"
 #include "read_ahead.h"
 #include "test_util.h"
 
 using namespace h5j;
+using h5j::test::AllocationsFile;
 using h5j::test::TempDir;
 
 namespace {
-
-// Records the size of every buffer asked for, and fails them once told to.
-class AllocationsFile : public PosixFile {
- public:
-  using PosixFile::PosixFile;
-  Result<AlignedBuffer> allocate_buffer(size_t size) override {
-    asked.push_back(size);
-    if (fail) return Status(Code::kIoError, "buffer allocation refused");
-    return PosixFile::allocate_buffer(size);
-  }
-  std::vector<size_t> asked;
-  bool fail = false;
-};
 
 struct WrittenFile {
   TempDir dir;
@@ -99,10 +88,10 @@ TEST_CASE("read_ahead: after drop() the window reads the file again, in the room
 TEST_CASE("read_ahead: a refused buffer is an error, and the next read may succeed") {
   WrittenFile f(64 << 10);
   ReadAhead window(1 << 20, 16 << 10);
-  f.file.fail = true;
+  f.file.refuse = true;
   auto got = window.read(f.file, 0, 10, f.bytes.size());
   REQUIRE(!got);
   CHECK(got.status().message().find("buffer allocation refused") != std::string::npos);
-  f.file.fail = false;
+  f.file.refuse = false;
   f.read_all(window, 10);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "allocations_file.h"
 #include "forwarding_file.h"
 #include "journal_reader.h"
 #include "journal_writer.h"
@@ -18,9 +19,9 @@ using h5j::test::TempDir;
 namespace {
 
 // Counts writes in flight to prove backpressure: never more than the ring.
-class CountingFile : public PosixFile {
+class CountingFile : public test::AllocationsFile {
  public:
-  using PosixFile::PosixFile;
+  using AllocationsFile::AllocationsFile;
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override {
     auto t = PosixFile::submit_write(offset, data);
     ++submitted;
@@ -30,15 +31,8 @@ class CountingFile : public PosixFile {
     reads.push_back(out.size());
     return PosixFile::read_at(offset, out);
   }
-  Result<AlignedBuffer> allocate_buffer(size_t size) override {
-    allocations.push_back(size);
-    if (refuse_buffers) return Status(Code::kNoSpace, "buffer allocation refused");
-    return PosixFile::allocate_buffer(size);
-  }
   int submitted = 0;
-  std::vector<size_t> reads;        // each read's length, in order
-  std::vector<size_t> allocations;  // each buffer's size, in order
-  bool refuse_buffers = false;
+  std::vector<size_t> reads;  // each read's length, in order
 };
 
 std::vector<std::byte> pattern(size_t n, uint32_t seed) {
@@ -247,31 +241,31 @@ TEST_CASE("the ring is allocated at the first record, once, and a session with n
   CountedRing ring;
   CountingFile& file = ring.file;
   JournalWriter& w = **ring.w;
-  CHECK(file.allocations.empty());  // the header went out without the ring
+  CHECK(file.asked.empty());  // the header went out without the ring
   REQUIRE(w.begin());
-  CHECK(file.allocations.empty());  // BEGIN waits for the first record
+  CHECK(file.asked.empty());  // BEGIN waits for the first record
   auto data = pattern(100, 3);
   REQUIRE(w.append_write(0, 0, data));
-  CHECK(file.allocations == std::vector<size_t>{2 * 4096});
+  CHECK(file.asked == std::vector<size_t>{2 * 4096});
   REQUIRE(w.commit({1000, 0, 0}));
   commit_records(w, 20, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
-  CHECK(file.allocations.size() == 1);
+  CHECK(file.asked.size() == 1);
 }
 
 TEST_CASE("a ring refused its memory at the first record fails that record, and the next one tries again") {
   CountedRing ring;
   CountingFile& file = ring.file;
   JournalWriter& w = **ring.w;
-  file.refuse_buffers = true;
+  file.refuse = true;
   REQUIRE(w.begin());
   auto data = pattern(100, 4);
   auto refused = w.append_write(0, 0, data);
   REQUIRE_FALSE(refused);
   CHECK(refused.status().code() == Code::kNoSpace);
   CHECK(file.submitted == 0);
-  file.refuse_buffers = false;
+  file.refuse = false;
   CHECK(w.append_write(0, 0, data));
-  CHECK(file.allocations.size() == 2);
+  CHECK(file.asked.size() == 2);
 }
 
 TEST_CASE("the io_uring engine can be asked for and reports itself") {
