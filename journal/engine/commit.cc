@@ -54,7 +54,7 @@ Status JournaledFile::failed_after_commit(const Status& why, const std::string& 
 
 Status JournaledFile::write_back_after_commit() {
   if (!checkpoint_due()) {
-    if (!first_superblock_committed()) return early_write_back_due() ? write_back_early() : Status::ok();
+    if (!first_superblock_only_journaled()) return early_write_back_due() ? write_back_early() : Status::ok();
     if (may_write_back_early(/*first_superblock=*/true)) {  // unless a reader holds a snapshot
       auto written = try_write_back_early();
       if (!written || *written) return written.status();
@@ -98,18 +98,23 @@ bool JournaledFile::checkpoint_waits_for_sync() {
 // signature itself, and readers without the driver find it guarded
 // (superblock_guard.h).
 //
-// A durable serial writer writes them back early (commit_point,
+// Most often that commit wrote the superblock in place (new space goes in
+// place, write_routing.cc, but for writes a durable commit journals for
+// being short), and the file holds it already: nothing more is written,
+// and the file counts as written from then on.  Else a durable
+// serial writer writes the journaled bytes back early (commit_point,
 // early_write_back.cc), with no sync: the generation started on an empty
 // file, so no fingerprint sample lies under them, and the journal holds
 // them until a checkpoint.  Else, or with a live reader holding a snapshot,
 // the commit is a checkpoint (put off for the reader as any is): two more
 // flushes, the image's and the new generation's header's.
 
-bool JournaledFile::first_superblock_committed() {
+bool JournaledFile::first_superblock_only_journaled() {
   if (!base_empty_ || !first_commit_done_) return false;
   std::array<std::byte, kSuperblockVersionOffset + 1> head{};
-  if (image_.logical_size < head.size() || !read_layers(0, head)) return false;
-  return is_hdf5_head(head);
+  if (image_.logical_size < head.size() || !read_layers(0, head) || !is_hdf5_head(head)) return false;
+  base_empty_ = image_.overlay.intersects(0, head.size());  // else it went in place
+  return base_empty_;
 }
 
 // A due checkpoint waits while live readers hold snapshots, so that a
@@ -187,7 +192,7 @@ Status JournaledFile::commit_transaction() {
   // The superblock is guarded then too (superblock_guard.h), before this
   // COMMIT can be durable: from the first commit the journal may hold what
   // the file lacks.  A file created empty gets its superblock, guarded, at
-  // the first commit that holds one, a checkpoint (first_superblock_committed).
+  // the first commit that holds one (first_superblock_only_journaled).
   if (!first_commit_done_) {
     if (opts_.ring.durable) H5J_RETURN_IF_ERROR(sync_names());
     // Under durable_within HDF5's new objects went in place, the superblock

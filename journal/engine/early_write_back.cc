@@ -17,7 +17,7 @@
 // holds a snapshot.  Without durability a checkpoint costs no flush, and
 // its default interval is 1 MiB already.  Also, at once, at the first
 // commit that holds the superblock of a file created empty (commit.cc,
-// first_superblock_committed), whose every byte lies above the base size,
+// first_superblock_only_journaled), whose every byte lies above the base size,
 // under durable_within too if every commit so far is durable (the first
 // commit of a session always is).
 //

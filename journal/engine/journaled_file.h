@@ -354,7 +354,7 @@ class JournaledFile : private RecoveredImage {
   uint64_t logged_bytes() const;
   bool checkpoint_due() const;
   bool checkpoint_waits_for_sync();
-  bool first_superblock_committed();
+  bool first_superblock_only_journaled();
   // Committed overlay extents into the file before the checkpoint
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
   static constexpr uint64_t kEarlyWriteBacks = 16;
@@ -473,7 +473,7 @@ class JournaledFile : private RecoveredImage {
   static constexpr int kCheckpointSyncRounds = 2;
   int checkpoint_sync_rounds_ = 0;
   uint64_t checkpoint_sync_txn_ = 0;
-  bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_committed
+  bool base_empty_ = false;         // the file holds nothing committed yet (created empty): first_superblock_only_journaled
   std::optional<std::pair<FileId, FileId>> names_at_open_;  // the file's and the journal's, while the signature is held
   bool binding_set_ = false;        // this session set the binding attribute
   bool applying_marked_ = false;    // this session set kApplyingXattr

@@ -143,9 +143,39 @@ TEST_CASE_FIXTURE(FirstSuperblock, "a file created empty gets its first superblo
   CHECK(read_all(**f) == head);
 }
 
-TEST_CASE("without durability the first superblock is a checkpoint, which costs no flush") {
+// Without durability new space goes in place, HDF5's first superblock with
+// it: the file holds it from the first commit, and nothing is written again.
+TEST_CASE("without durability the first superblock goes in place, with no checkpoint and no flush") {
   FirstSuperblock w(/*durable=*/false);
   CHECK(w.syncs.calls.empty());
-  CHECK(w.writer->stats().checkpoints == 1);
-  CHECK(is_guarded_head(read_file(w.path), /*log_form=*/false));
+  CHECK(w.writer->stats().checkpoints == 0);
+  CHECK(w.writer->stats().early_write_backs == 0);
+  auto disk = read_file(w.path);
+  REQUIRE(disk.size() == w.head.size());
+  CHECK(is_guarded_head(disk, /*log_form=*/false));
+  CHECK(std::equal(disk.begin() + 9, disk.end(), w.head.begin() + 9));
+  w.writer.reset();  // a crash
+  auto f = JournaledFile::open(w.path, Access::kReadWrite, w.opts);
+  REQUIRE(f);
+  CHECK(read_all(**f) == w.head);
+}
+
+// A superblock first committed over bytes an earlier commit holds goes to
+// the journal alone (the write-ahead rule): that commit is a checkpoint.
+TEST_CASE("without durability a first superblock the journal alone holds is a checkpoint, which costs no flush") {
+  FileWithSyncsSeen f;
+  f.opts.ring.durable = false;
+  auto w = JournaledFile::open(f.path, Access::kCreateTruncate, f.opts);
+  REQUIRE(w);
+  std::vector<std::byte> head(16 << 10, std::byte(3));
+  REQUIRE((*w)->write(0, std::vector<std::byte>(head.size(), std::byte(0)), 0));
+  REQUIRE((*w)->commit());  // no superblock yet
+  CHECK((*w)->stats().checkpoints == 0);
+  std::memcpy(head.data(), "\x89HDF\r\n\x1a\n", 8);
+  head[kSuperblockVersionOffset] = std::byte(2);
+  REQUIRE((*w)->write(0, head, 0));
+  REQUIRE((*w)->commit());
+  CHECK(f.syncs.calls.empty());
+  CHECK((*w)->stats().checkpoints == 1);
+  CHECK(is_guarded_head(read_file(f.path), /*log_form=*/false));
 }

@@ -67,7 +67,7 @@ inline void damage_record(const std::string& path, RecordType type, uint64_t txn
 }
 
 // 8 KiB that start as an HDF5 file does, so that the commit holding them
-// holds a superblock (first_superblock_committed), then 56 KiB of data.
+// holds a superblock (first_superblock_only_journaled), then 56 KiB of data.
 inline std::vector<std::byte> hdf5_like_file() {
   std::vector<std::byte> bytes(64 << 10);
   const char signature[] = "\x89HDF\r\n\x1a\n";
