@@ -125,6 +125,14 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
   return readers;
 }
 
+ReadersFile::ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, std::optional<FileId> id)
+    : fs_(fs),
+      path_(std::move(path)),
+      epoch_(epoch),
+      id_(id),
+      writer_pid_(uint32_t(getpid())),
+      writer_host_(this_host()) {}
+
 Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   auto file = fs_.open(path_, mode, IoEngine::kSync);
   if (!file && file.status().code() == Code::kMissing) return std::unique_ptr<File>();
@@ -133,13 +141,31 @@ Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
   return file;
 }
 
-// A probe on a descriptor of its own, closed at once: a lock it takes goes
-// with it.  The generation's byte is asked about without a lock.
+Result<File*> ReadersFile::held() {
+  if (!held_open_) {
+    auto file = reopen(OpenMode::kReadWrite);
+    if (!file) return file.status();
+    held_ = std::move(*file);
+    held_open_ = true;
+  }
+  return held_.get();
+}
+
+void ReadersFile::release() {
+  held_.reset();
+  held_open_ = false;
+}
+
+// The generation's byte is asked about without a lock.  Where there is no
+// byte-range lock, the whole-file lock is tried on a descriptor of its own,
+// closed at once: the lock goes with it.
 bool ReadersFile::readers_present() {
+  auto file = held();
+  if (!file || !*file) return false;
+  auto of_this_generation = (*file)->byte_locked(generation_lock_byte(epoch_));
+  if (of_this_generation) return *of_this_generation;
   auto probe = reopen(OpenMode::kReadWrite);
   if (!probe || !*probe) return false;
-  auto of_this_generation = (*probe)->byte_locked(generation_lock_byte(epoch_));
-  if (of_this_generation) return *of_this_generation;
   return (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
 }
 
@@ -195,7 +221,7 @@ Status ReadersFile::hold_off_until(WallClock::time_point until) {
 }
 
 Result<uint64_t> ReadersFile::read_late_mark() {
-  auto file = reopen(OpenMode::kReadOnly);
+  auto file = held();
   if (!file) return file.status();
   if (!*file) return uint64_t(0);  // no reader of this writer's can register
   auto header = read_header(**file);
@@ -210,7 +236,9 @@ Status ReadersFile::begin_rewrite() {
 Status ReadersFile::end_rewrite() {
   window_.reset();
   bool done = epoch_ % 2 == 0 && state_ == ReadersState::kWelcome;
-  return done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome, 0);
+  Status s = done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome, 0);
+  release();
+  return s;
 }
 
 Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, ReadersState::kClosed, 0); }
@@ -219,9 +247,11 @@ Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, Reader
 // in the same page, sees all of it or none.  Never synced: readers live no
 // longer than the page cache that holds it.
 Status ReadersFile::write_header(uint64_t epoch, ReadersState state, uint64_t until_ns) {
-  auto file = reopen(OpenMode::kReadWrite);
+  auto file = held();
   if (!file) return file.status();
-  return write_header_to(file->get(), epoch, state, until_ns);
+  H5J_RETURN_IF_ERROR(write_header_to(*file, epoch, state, until_ns));
+  if (state == ReadersState::kClosed || (epoch % 2 == 0 && state == ReadersState::kWelcome)) release();
+  return Status::ok();
 }
 
 // `file` null: the readers file is gone, or another's now, and no reader
@@ -232,8 +262,8 @@ Status ReadersFile::write_header_to(File* file, uint64_t epoch, ReadersState sta
   put_field<readers_file::kEpoch>(bytes.data(), epoch);
   put_field<readers_file::kState>(bytes.data(), uint64_t(state));
   put_field<readers_file::kUntil>(bytes.data(), until_ns);
-  put_field<readers_file::kWriterPid>(bytes.data(), uint32_t(getpid()));
-  put_field<readers_file::kWriterHost>(bytes.data(), this_host());
+  put_field<readers_file::kWriterPid>(bytes.data(), writer_pid_);
+  put_field<readers_file::kWriterHost>(bytes.data(), writer_host_);
   if (file != nullptr) H5J_RETURN_IF_ERROR(file->write_at(0, bytes));
   epoch_ = epoch;
   state_ = state;

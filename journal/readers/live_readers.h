@@ -134,9 +134,11 @@ using WallClock = std::chrono::system_clock;  // shared by every process of a ho
 // The writer's side.
 class ReadersFile {
  public:
-  // The journal's readers file, created if it is missing.  It is opened
-  // only for a probe or a header's change, both rare: a writer keeps no
-  // descriptor on it (HDF5's family files open thousands of members).
+  // The journal's readers file, created if it is missing.  The writer keeps
+  // a descriptor on it only while it holds readers off or rewrites the file:
+  // a checkpoint's or a close's headers and probes go through one open, and
+  // between rewrites it holds none (HDF5's family files open thousands of
+  // members).
   static Result<std::unique_ptr<ReadersFile>> open(FileSystem& fs, const std::string& journal_path);
 
   // Whether any reader holds a snapshot now.  False on a file system with no
@@ -168,15 +170,17 @@ class ReadersFile {
   Status close_for_readers();
   const std::string& path() const { return path_; }
   // Its name since its directory moved (JournaledFile::follow_moved_journal).
-  void moved_to(std::string path) { path_ = std::move(path); }
+  void moved_to(std::string path) {
+    path_ = std::move(path);
+    release();
+  }
 
  private:
   struct Window {
     std::chrono::steady_clock::time_point end;
     uint64_t late_mark;  // as read when the window opened
   };
-  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, std::optional<FileId> id)
-      : fs_(fs), path_(std::move(path)), epoch_(epoch), id_(id) {}
+  ReadersFile(FileSystem& fs, std::string path, uint64_t epoch, std::optional<FileId> id);
   // The readers file by its name, for a probe or a header, or null where the
   // name leads to another file by now, or to none: moved away with its
   // directory while the writer works (mv run/ run.old/), it may be another
@@ -185,6 +189,11 @@ class ReadersFile {
   // goes on in a moved directory; readers that open the file by its new
   // name are not held off (design.md §6).
   Result<std::unique_ptr<File>> reopen(OpenMode mode);
+  // The descriptor held from the first probe or header until readers are let
+  // in again (end_rewrite, a probe that finds readers) or the file is closed
+  // for them; opened by reopen.  Null as reopen's is.
+  Result<File*> held();
+  void release();
   Status hold_off_until(WallClock::time_point until);
   Result<uint64_t> read_late_mark();
   Status write_header(uint64_t epoch, ReadersState state, uint64_t until_ns);
@@ -195,6 +204,10 @@ class ReadersFile {
   std::string path_;
   uint64_t epoch_;
   std::optional<FileId> id_;  // the file made or found at open
+  const uint32_t writer_pid_;   // who writes the headers: this process, on this host
+  const uint32_t writer_host_;
+  std::unique_ptr<File> held_;  // while readers are held off or a rewrite is under way
+  bool held_open_ = false;      // held_ was opened (it may be null: the file is gone)
   ReadersState state_ = ReadersState::kWelcome;
   uint64_t until_ns_ = 0;
   std::optional<Window> window_;  // while a checkpoint is put off

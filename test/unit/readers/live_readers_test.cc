@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "live_readers.h"
@@ -32,6 +33,26 @@ struct WriterAndPath {
     return std::move(*r);
   }
 };
+
+// The real file system, counting the opens of one name.
+struct OpensCounted : PosixFileSystem {
+  std::string counted;
+  int opens = 0;
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override {
+    if (path == counted) ++opens;
+    return PosixFileSystem::open(path, mode, engine);
+  }
+};
+
+// How many of this process's descriptors are open on `path`.
+int descriptors_on(const std::string& path) {
+  int n = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    n += std::filesystem::read_symlink(fd.path(), error) == path;
+  }
+  return n;
+}
 
 }  // namespace
 
@@ -93,4 +114,27 @@ TEST_CASE_FIXTURE(WriterAndPath, "a closed readers file registers nobody: the fi
   REQUIRE(writer->close_for_readers());
   CHECK(register_reader() == nullptr);
   CHECK_FALSE(writer->readers_present());
+}
+
+// A checkpoint's hold, probe, mark and two headers, and a close's, each go
+// through one open; between rewrites the writer holds no descriptor.
+TEST_CASE("the writer opens the readers file once a rewrite, and holds it only until readers are let in") {
+  TempDir dir;
+  OpensCounted fs;
+  fs.counted = readers_path_for(dir.path("f.h5.jnl"));
+  auto writer = ReadersFile::open(fs, dir.path("f.h5.jnl"));
+  REQUIRE(writer);
+  CHECK(descriptors_on(fs.counted) == 0);
+  fs.opens = 0;
+  CHECK_FALSE(*(*writer)->put_off_checkpoint(10s));
+  REQUIRE((*writer)->begin_rewrite());
+  CHECK(descriptors_on(fs.counted) == 1);
+  REQUIRE((*writer)->end_rewrite());
+  CHECK(fs.opens == 1);
+  CHECK(descriptors_on(fs.counted) == 0);
+  REQUIRE((*writer)->wait_for_readers(10ms, {}));
+  REQUIRE((*writer)->begin_rewrite());
+  REQUIRE((*writer)->close_for_readers());
+  CHECK(fs.opens == 2);
+  CHECK(descriptors_on(fs.counted) == 0);
 }
