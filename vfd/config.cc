@@ -1,12 +1,12 @@
 #include "config.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
-#include <sstream>
 
 #include "file.h"
 #include "fnv1a.h"
@@ -202,10 +202,12 @@ Status validate_config(const H5FD_journal_fapl_t& c) {
   return Status::ok();
 }
 
+// Split without a std::stringstream: a process's first one sets up
+// iostreams' locale, which cost a C program's first open about 0.2 ms.
 Status parse_config(const std::string& text, H5FD_journal_fapl_t& config) {
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ';')) {
+  for (size_t start = 0, end = 0; start <= text.size(); start = end + 1) {
+    end = std::min(text.find(';', start), text.size());
+    std::string item = text.substr(start, end - start);
     if (trim(item).empty()) continue;
     auto eq = item.find('=');
     std::string key = trim(item.substr(0, eq));

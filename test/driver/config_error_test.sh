@@ -35,7 +35,7 @@ fi
 HDF5_DRIVER_CONFIG="journal_path=/dev/shm/;durable=false" "$features" cfg.h5 --fapl default > /dev/null ||
   { echo "FAIL: durable=false with its journal on tmpfs was refused"; status=1; }
 # And a good configuration works.
-HDF5_DRIVER_CONFIG=" io_engine = sync ; durable=false; checkpoint_bytes=1M; recovery=refuse" \
+HDF5_DRIVER_CONFIG=" io_engine = sync ;; durable=false; checkpoint_bytes=1M; recovery=refuse;" \
   "$features" cfg.h5 --fapl default > /dev/null || { echo "FAIL: good config rejected"; status=1; }
 HDF5_DRIVER_CONFIG="durable=1h" "$features" cfg.h5 --fapl default > /dev/null ||
   { echo "FAIL: durable=1h, the longest interval, rejected"; status=1; }
