@@ -98,14 +98,15 @@ bool JournaledFile::checkpoint_waits_for_sync() {
 // signature itself, and readers without the driver find it guarded
 // (superblock_guard.h).
 //
-// Most often that commit wrote the superblock in place (new space goes in
-// place, write_routing.cc, but for writes a durable commit journals for
-// being short), and the file holds it already: nothing more is written,
-// and the file counts as written from then on.  Else a durable
-// serial writer writes the journaled bytes back early (commit_point,
+// With durable=false and durable=100ms new space goes in place
+// (write_routing.cc), the superblock with it unless an earlier commit holds
+// its bytes: then the file holds it already, nothing more is written, and
+// the file counts as written (base_empty_ cleared) from then on.  With durable=true HDF5's short
+// metadata writes are journaled.  Where the journal alone holds the
+// superblock, a durable serial writer writes it back early (commit_point,
 // early_write_back.cc), with no sync: the generation started on an empty
-// file, so no fingerprint sample lies under them, and the journal holds
-// them until a checkpoint.  Else, or with a live reader holding a snapshot,
+// file, so no fingerprint sample lies under it, and the journal holds it
+// until a checkpoint.  Else, or with a live reader holding a snapshot,
 // the commit is a checkpoint (put off for the reader as any is): two more
 // flushes, the image's and the new generation's header's.
 

@@ -190,8 +190,9 @@ class ReadersFile {
   // name are not held off (design.md §6).
   Result<std::unique_ptr<File>> reopen(OpenMode mode);
   // The descriptor held from the first probe or header until readers are let
-  // in again (end_rewrite, a probe that finds readers) or the file is closed
-  // for them; opened by reopen.  Null as reopen's is.
+  // in again (a welcome header at an even epoch: end_rewrite, or
+  // alone_for_rewrite finding readers) or the file is closed for them;
+  // opened by reopen, and null where reopen's is.
   Result<File*> held();
   void release();
   Status hold_off_until(WallClock::time_point until);
