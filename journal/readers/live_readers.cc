@@ -142,30 +142,29 @@ Result<std::unique_ptr<File>> ReadersFile::reopen(OpenMode mode) {
 }
 
 Result<File*> ReadersFile::held() {
-  if (!held_open_) {
+  if (!held_) {
     auto file = reopen(OpenMode::kReadWrite);
     if (!file) return file.status();
     held_ = std::move(*file);
-    held_open_ = true;
   }
-  return held_.get();
+  return held_->get();
 }
 
-void ReadersFile::release() {
-  held_.reset();
-  held_open_ = false;
-}
+void ReadersFile::release() { held_.reset(); }
 
-// The generation's byte is asked about without a lock.  Where there is no
-// byte-range lock, the whole-file lock is tried on a descriptor of its own,
-// closed at once: the lock goes with it.
+// The generation's byte is asked about without a lock, through the held
+// descriptor during a rewrite.  Else (a commit's question, transaction.cc)
+// a probe of its own, closed at once: where there is no byte-range lock it
+// tries the whole-file lock, which goes with it.
 bool ReadersFile::readers_present() {
-  auto file = held();
-  if (!file || !*file) return false;
-  auto of_this_generation = (*file)->byte_locked(generation_lock_byte(epoch_));
-  if (of_this_generation) return *of_this_generation;
+  if (held_ && *held_) {
+    auto of_this_generation = (*held_)->byte_locked(generation_lock_byte(epoch_));
+    if (of_this_generation) return *of_this_generation;
+  }
   auto probe = reopen(OpenMode::kReadWrite);
   if (!probe || !*probe) return false;
+  auto of_this_generation = (*probe)->byte_locked(generation_lock_byte(epoch_));
+  if (of_this_generation) return *of_this_generation;
   return (*probe)->try_lock(LockMode::kExclusive).code() == Code::kBusy;
 }
 
@@ -236,9 +235,7 @@ Status ReadersFile::begin_rewrite() {
 Status ReadersFile::end_rewrite() {
   window_.reset();
   bool done = epoch_ % 2 == 0 && state_ == ReadersState::kWelcome;
-  Status s = done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome, 0);
-  release();
-  return s;
+  return done ? Status::ok() : write_header(epoch_ + epoch_ % 2, ReadersState::kWelcome, 0);
 }
 
 Status ReadersFile::close_for_readers() { return write_header(epoch_ + 1, ReadersState::kClosed, 0); }

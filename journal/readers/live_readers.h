@@ -189,10 +189,11 @@ class ReadersFile {
   // goes on in a moved directory; readers that open the file by its new
   // name are not held off (design.md §6).
   Result<std::unique_ptr<File>> reopen(OpenMode mode);
-  // The descriptor held from the first probe or header until readers are let
+  // The descriptor held from a rewrite's first header until readers are let
   // in again (a welcome header at an even epoch: end_rewrite, or
   // alone_for_rewrite finding readers) or the file is closed for them;
-  // opened by reopen, and null where reopen's is.
+  // opened by reopen, and null where reopen's is.  Invariant: held only
+  // while the last header written holds readers off, rewrites or closes.
   Result<File*> held();
   void release();
   Status hold_off_until(WallClock::time_point until);
@@ -207,8 +208,9 @@ class ReadersFile {
   std::optional<FileId> id_;  // the file made or found at open
   const uint32_t writer_pid_;   // who writes the headers: this process, on this host
   const uint32_t writer_host_;
-  std::unique_ptr<File> held_;  // while readers are held off or a rewrite is under way
-  bool held_open_ = false;      // held_ was opened (it may be null: the file is gone)
+  // While readers are held off or a rewrite is under way; the descriptor in
+  // it is null where the file is gone, or another's now (reopen).
+  std::optional<std::unique_ptr<File>> held_;
   ReadersState state_ = ReadersState::kWelcome;
   uint64_t until_ns_ = 0;
   std::optional<Window> window_;  // while a checkpoint is put off

@@ -117,13 +117,16 @@ TEST_CASE_FIXTURE(WriterAndPath, "a closed readers file registers nobody: the fi
 }
 
 // A checkpoint's hold, probe, mark and two headers, and a close's, each go
-// through one open; between rewrites the writer holds no descriptor.
+// through one open; between rewrites, a probe included, the writer holds
+// no descriptor.
 TEST_CASE("the writer opens the readers file once a rewrite, and holds it only until readers are let in") {
   TempDir dir;
   OpensCounted fs;
   fs.counted = readers_path_for(dir.path("f.h5.jnl"));
   auto writer = ReadersFile::open(fs, dir.path("f.h5.jnl"));
   REQUIRE(writer);
+  CHECK(descriptors_on(fs.counted) == 0);
+  CHECK_FALSE((*writer)->readers_present());  // a commit's question, between rewrites
   CHECK(descriptors_on(fs.counted) == 0);
   fs.opens = 0;
   CHECK_FALSE(*(*writer)->put_off_checkpoint(10s));
