@@ -55,7 +55,7 @@ Status JournaledFile::failed_after_commit(const Status& why, const std::string& 
 Status JournaledFile::write_back_after_commit() {
   if (!checkpoint_due()) {
     if (!first_superblock_only_journaled()) return early_write_back_due() ? write_back_early() : Status::ok();
-    if (may_write_back_early(/*first_superblock=*/true)) {  // unless a reader holds a snapshot
+    if (may_write_back_early()) {  // unless a reader holds a snapshot
       auto written = try_write_back_early();
       if (!written || *written) return written.status();
     }

@@ -17,9 +17,9 @@
 // holds a snapshot.  Without durability a checkpoint costs no flush, and
 // its default interval is 1 MiB already.  Also, at once, at the first
 // commit that holds the superblock of a file created empty (commit.cc,
-// first_superblock_only_journaled), whose every byte lies above the base size,
-// under durable_within too if every commit so far is durable (the first
-// commit of a session always is).
+// first_superblock_only_journaled), whose every byte lies above the base size.
+// Under durable_within the first commit writes new space in place, the
+// superblock with it; one the journal alone holds is a checkpoint there.
 //
 // What: the extents of image_.not_in_file (the overlay's extents not yet
 // written back) at or above the size the file had when the generation
@@ -57,17 +57,19 @@
 // (its size before any write-back grew it), and replays the generation's
 // commits 1 to 100 over the file, half-written bytes and all: replay is
 // idempotent, and the file comes back at step 100.
+#include <cassert>
+
 #include "journaled_file.h"
 
 namespace h5j {
 
-bool JournaledFile::may_write_back_early(bool first_superblock) const {
-  bool allowed = first_superblock ? keeps_not_in_file() && all_commits_durable() : writes_back_early();
-  return allowed && first_commit_done_ && image_.raw.empty();
+bool JournaledFile::may_write_back_early() const {
+  assert(!writes_back_early() || !first_commit_done_ || all_commits_durable());
+  return writes_back_early() && first_commit_done_ && image_.raw.empty();
 }
 
 bool JournaledFile::early_write_back_due() const {
-  if (!may_write_back_early(/*first_superblock=*/false) || base_empty_ ||
+  if (!may_write_back_early() || base_empty_ ||
       !image_.not_in_file.intersects(txn_->header().base_size, image_.committed_size))
     return false;
   uint64_t grown = txn_->records().generation_bytes() - written_back_at_;

@@ -32,7 +32,7 @@ JournaledFile::JournaledFile(std::unique_ptr<File> base, JournalOptions opts, bo
       read_only_(read_only),
       sharing_(opts_.role),
       data_logs_(*opts_.fs, opts_.journal_path, opts_.data_log, opts_.engine, read_only),
-      image_(opts_.raw_bucket_shift, keeps_not_in_file()),
+      image_(opts_.raw_bucket_shift, writes_back_early()),
       peers_(opts_.data_log, opts_.ranks, opts_.raw_bucket_shift) {}
 
 JournaledFile::~JournaledFile() {

@@ -358,18 +358,17 @@ class JournaledFile : private RecoveredImage {
   // Committed overlay extents into the file before the checkpoint
   // (early_write_back.cc): due every checkpoint_bytes / kEarlyWriteBacks.
   static constexpr uint64_t kEarlyWriteBacks = 16;
-  // A durable serial writer keeps what it has not written back
-  // (ImageLayers::not_in_file).  As the generation grows it writes back
-  // only where each commit is durable when it returns: under durable_within
-  // it would write over the in-place bytes of transactions waiting
-  // unverified (first_txn_missing_in_place).  The first superblock it
-  // writes back whenever every commit so far is durable.
-  bool keeps_not_in_file() const { return opts_.ring.durable && !read_only_ && sharing_.writes_back_early(); }
-  bool writes_back_early() const { return keeps_not_in_file() && commits_wait_for_disk(); }
+  // A serial writer whose commits are durable when they return writes back
+  // early, and keeps what it has not written back (ImageLayers::
+  // not_in_file).  Under durable_within it would write over the in-place
+  // bytes of transactions waiting unverified (first_txn_missing_in_place),
+  // so it keeps no second map either: a first superblock the journal alone
+  // holds is a checkpoint there.
+  bool writes_back_early() const { return commits_wait_for_disk() && !read_only_ && sharing_.writes_back_early(); }
   bool all_commits_durable() const { return txn_ && durable_txn_ >= txn_->records().last_committed_txn(); }
-  // Whether the generation's first superblock (`first_superblock`) or its
-  // growth may be written back now: its raw layer empty (early_write_back.cc).
-  bool may_write_back_early(bool first_superblock) const;
+  // Whether the generation's first superblock or its growth may be written
+  // back now: its raw layer empty (early_write_back.cc).
+  bool may_write_back_early() const;
   bool early_write_back_due() const;
   Status write_back_early();
   // False, with nothing written, if a live reader holds a snapshot.
