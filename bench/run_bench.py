@@ -535,12 +535,35 @@ def main():
         rep.target(f"{what} journal/within vs sec2", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
                    rounds=inner_range(round_ratios(res["journal/within"], res["sec2"], stat)), blocked_by=blocked)
 
+    # W1 against durable sec2, beside the most any driver could gain: a
+    # durable W1 ends no sooner than the disk has written its bytes, which
+    # takes at least what durable sec2's fsync waited for (its time less
+    # plain sec2's, which stops at the page cache), or the bytes at the
+    # bare O_DIRECT rate if that is less.  Where that ceiling is under the
+    # goal, the journal is held to 0.9 of it, as durable=100ms to its floor.
+    def w1_target(size, res, goal=1.3):
+        r = throughput(res["journal/uring"]) / throughput(res["sec2-durable"])
+        durable, plain = (median(res[d], "seconds") for d in ("sec2-durable", "sec2"))
+        disk = median(res["sec2-durable"], "bytes") / 1e6 / throughput(bare_write)
+        if durable > plain:
+            disk = min(disk, durable - plain)
+        ceiling = durable / disk
+        blocked = ""
+        if ceiling < goal:
+            of_ceiling = r / ceiling
+            blocked = (f"no durable driver can pass {ceiling:.2f}x (durable sec2 {durable:.2f} s, the disk alone "
+                       f"at least {disk:.2f} s); the journal {of_ceiling:.2f}x of it, "
+                       + ("met" if of_ceiling >= 0.9 else "**missed**"))
+        rep.target(f"W1 {size} MiB journal/uring vs durable sec2", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
+                   rounds=inner_range(round_ratios(res["journal/uring"], res["sec2-durable"], throughput)),
+                   blocked_by=blocked)
+
     def bytes_target(what, samples, key="disk_bytes", data="bytes"):
         amp = bytes_per_byte(samples, key, data)
         rep.target(f"{what}: bytes to disk / data, journal/uring", f"{amp:.2f}x", "<= 1.1x", amp <= 1.1)
 
     for size, res in w1.items():
-        ratio_target(f"W1 {size} MiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.3)
+        w1_target(size, res)
         ratio_target(f"W1 {size} MiB journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.95)
         bytes_target(f"W1 {size} MiB", res["journal/uring"])
     for size, res in w2.items():
