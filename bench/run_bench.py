@@ -242,7 +242,7 @@ class Bench:
                 self.run([self.exe, "make-journal", path, "--mib", mib], "w5/make-journal")
                 jbytes = (self.work / "w5.h5.jnl").stat().st_size
                 if how == "h5recover":
-                    s = self.run([self.h5recover, "-q", "--json", path], f"w5/h5recover/{mib}")
+                    s = self.run([self.h5recover, "-q", path], f"w5/h5recover/{mib}")
                     s.update(seconds=s["wall_seconds"], journal_bytes=jbytes)
                     rec.append(s)
                 else:
@@ -612,21 +612,9 @@ def main():
         ratio_target(f"checkpoint in parts, {mib} MiB: journal/uring vs durable sec2", res["journal/uring"],
                      res["sec2-durable"], 1.0)
         bytes_target(f"checkpoint in parts, {mib} MiB", res["journal/uring"])
-    # A replay ends no sooner than the disk has written what it applies:
-    # at the fastest bare O_DIRECT rate this run measured, that bounds the
-    # replay rate from above.  Where the bound is under the goal, the
-    # replay is held to 0.9 of it.
     for mib, (rec, opened) in w5.items():
         rate = statistics.median(s["journal_bytes"] / s["seconds"] / 1e9 for s in rec)
-        floor = median(rec, "bytes_applied") / (fastest(bare_write) * 1e6)
-        ceiling = median(rec, "journal_bytes") / floor / 1e9
-        blocked = ""
-        if ceiling < 1:
-            blocked = (f"writing the {median(rec, 'bytes_applied') / 2**20:.0f} MiB it applies takes at least "
-                       f"{floor:.3f} s at the disk's fastest bare rate ({fastest(bare_write):.0f} MB/s): at most "
-                       f"{ceiling:.2f} GB/s; the replay {rate / ceiling:.2f}x of it, "
-                       + ("met" if rate / ceiling >= 0.9 else "**missed**"))
-        rep.target(f"W5 replay rate, {mib} MiB journal", f"{rate:.2f} GB/s", ">= 1 GB/s", rate >= 1, blocked_by=blocked)
+        rep.target(f"W5 replay rate, {mib} MiB journal", f"{rate:.2f} GB/s", ">= 1 GB/s", rate >= 1)
         if mib == 64:
             t = median(opened, "seconds")
             rep.target("W5 open-time recovery, 64 MiB journal", f"{t:.3f} s", "< 0.2 s", t < 0.2)
