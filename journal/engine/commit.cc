@@ -99,11 +99,12 @@ bool JournaledFile::checkpoint_waits_for_sync() {
 // (superblock_guard.h).
 //
 // With durable=false and durable=100ms new space goes in place
-// (write_routing.cc), the superblock with it unless an earlier commit holds
-// its bytes: then the file holds it already, nothing more is written, and
-// the file counts as written (base_empty_ cleared) from then on.  With durable=true HDF5's short
-// metadata writes are journaled.  Where the journal alone holds the
-// superblock, a durable serial writer writes it back early (commit_point,
+// (write_routing.cc), the superblock with it, unless an earlier commit
+// holds its bytes.  Where it went in place nothing more is written, and
+// the file counts as written (base_empty_ cleared) from then on.  With
+// durable=true HDF5's short metadata writes are journaled.  Where the
+// journal alone holds the superblock, a serial writer under durable=true
+// writes it back early (commit_point,
 // early_write_back.cc), with no sync: the generation started on an empty
 // file, so no fingerprint sample lies under it, and the journal holds it
 // until a checkpoint.  Else, or with a live reader holding a snapshot,
