@@ -16,7 +16,9 @@
 // is below 1% (W1 writes 1 GiB a commit).  A commit of one flush is kept up
 // to 64 MiB all the same: the target is one flush a commit, and the CRC on
 // a second thread, beside the step's pwrite, gained nothing measurable
-// (docs/performance.md, W4's large steps).
+// (docs/performance.md, W4's large steps).  A large write's CRC is taken
+// once its writeback has started (WriteAheadFile::write_starting_writeback),
+// so that the disk writes while the CRC is computed.
 #pragma once
 
 #include <cstdint>

@@ -152,13 +152,12 @@ Status JournaledFile::write_placed(uint64_t addr, std::span<const std::byte> dat
 }
 
 Status JournaledFile::write_in_place(uint64_t addr, std::span<const std::byte> data) {
-  H5J_RETURN_IF_ERROR(base_->write_at(addr, data));
   // Large writes start on their way to the disk now, while HDF5 produces
   // the next ones, instead of all at the commit's fdatasync.  Not under
   // durable_within: its syncs measure the disk's rate by their time, which
   // bytes already written back would shorten (background_sync.h).
-  bool early = opts_.ring.durable && !background_;
-  if (early && pending_.starts_writeback(addr, data.size())) base_->start_writeback(addr, data.size());
+  bool early = opts_.ring.durable && !background_ && pending_.starts_writeback(addr, data.size());
+  H5J_RETURN_IF_ERROR(early ? base_->write_starting_writeback(addr, data) : base_->write_at(addr, data));
   pending_.wrote_in_place();
   return Status::ok();
 }

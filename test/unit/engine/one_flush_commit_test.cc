@@ -12,6 +12,8 @@
 #include "in_place_writes.h"
 #include "journal_reader.h"
 #include "posix_file.h"
+#include "forwarding_file.h"
+#include "write_ahead_file.h"
 #include "syncs_seen.h"
 
 using namespace h5j;
@@ -144,6 +146,38 @@ TEST_CASE("in-place writes: an ascending run keeps one CRC; an overwrite is read
   CHECK_FALSE(e[0].exact);
   w.forget();
   CHECK(w.extents().empty());
+}
+
+// A large write's writeback starts before its CRC is taken, so the disk
+// writes it while the CRC is computed (write_ahead_file.h): the file below
+// sees the writeback start while no extent is yet recorded.
+TEST_CASE_FIXTURE(FileInDir, "in-place writes: a large write starts its writeback before its CRC is taken") {
+  struct WritebackSeen : ForwardingFile {
+    using ForwardingFile::ForwardingFile;
+    const WriteAheadFile* above = nullptr;
+    std::vector<size_t> extents_at_start;
+    void start_writeback(uint64_t o, uint64_t n) override {
+      extents_at_start.push_back(above->in_place().extents().size());
+      ForwardingFile::start_writeback(o, n);
+    }
+  };
+  auto file = posix_filesystem().open(path, OpenMode::kCreateTruncate, IoEngine::kSync);
+  REQUIRE(file);
+  auto seen = std::make_unique<WritebackSeen>(std::move(*file));
+  WritebackSeen& below = *seen;
+  ImageLayers image(20, false);
+  UnwrittenSpace unwritten;
+  WriteAheadFile base(std::move(seen), image, unwritten);
+  below.above = &base;
+  base.track_in_place();
+  const std::vector<std::byte> step(File::kEarlyWritebackMin, std::byte(5));
+  REQUIRE(base.write_starting_writeback(0, step));
+  CHECK(below.extents_at_start == std::vector<size_t>{0});
+  auto e = base.in_place().extents();
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].len == step.size());
+  CHECK(e[0].exact);
+  CHECK(e[0].crc == crc32c(step.data(), step.size()));
 }
 
 TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit syncs the file first") {
