@@ -546,11 +546,27 @@ json finish_reader(const PollingReader& r) {
   return json::parse(text, nullptr, false);
 }
 
+// A process that does nothing but spin for `seconds`: what a polling
+// reader takes from the writer in CPU alone, where the processes outnumber
+// the cores.
+pid_t start_spinner(double seconds) {
+  pid_t pid = ::fork();
+  if (pid < 0) die("fork");
+  if (pid == 0) {
+    auto t0 = Clock::now();
+    while (seconds_since(t0) < seconds) {
+    }
+    ::_exit(0);
+  }
+  return pid;
+}
+
 // Commits for `seconds` while `readers` processes ("reader-poll") open the
-// file, read its last step and close it, in a loop.  Each commit is W4's
-// step of 8 KiB, or with `busy` bench::busy_step: about 32 KiB of metadata,
-// which at 1 MiB checkpoints brings a checkpoint every few dozen commits.
-json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, bool busy,
+// file, read its last step and close it, in a loop, and `spinners` spin.
+// Each commit is W4's step of 8 KiB, or with `busy` bench::busy_step: about
+// 32 KiB of metadata, which at 1 MiB checkpoints brings a checkpoint every
+// few dozen commits.
+json commit_rate(const Driver& d, const std::string& path, double seconds, int readers, int spinners, bool busy,
                  const std::string& self) {
   BenchFile f(d, path);
   std::optional<TimeSeries> series;
@@ -562,6 +578,8 @@ json commit_rate(const Driver& d, const std::string& path, double seconds, int r
   f.commit();
   std::vector<PollingReader> polling;
   for (int i = 0; i < readers; ++i) polling.push_back(start_reader(self, path, seconds));
+  std::vector<pid_t> spinning;
+  for (int i = 0; i < spinners; ++i) spinning.push_back(start_spinner(seconds));
   int steps = 0;
   auto t0 = Clock::now();
   for (; seconds_since(t0) < seconds; ++steps) {
@@ -575,11 +593,13 @@ json commit_rate(const Driver& d, const std::string& path, double seconds, int r
   double secs = seconds_since(t0);
   json polled = json::array();
   for (const PollingReader& r : polling) polled.push_back(finish_reader(r));
+  for (pid_t pid : spinning) ::waitpid(pid, nullptr, 0);
   if (busy) H5Dclose(busy_series);
   series.reset();
   f.close();
   json r = counted_result(busy ? "commit-rate-busy" : "commit-rate", d, secs, "commits", steps);
   r["readers"] = readers;
+  r["spinners"] = spinners;
   r["polled"] = polled;
   return r;
 }
@@ -812,11 +832,12 @@ int main(int argc, char** argv) {
   ro->add_option("file", path)->required();
   ro->add_option("--count", count, "opens")->required();
   double seconds = 5;
-  int readers = 0;
+  int readers = 0, spinners = 0;
   bool busy = false;
   auto* cr = with_driver(app.add_subcommand("commit-rate", "W4's commits for --seconds beside --readers polling"));
   cr->add_option("--seconds", seconds, "seconds");
   cr->add_option("--readers", readers, "polling reader processes");
+  cr->add_option("--spinners", spinners, "processes that only spin on the CPU");
   cr->add_flag("--busy", busy, "commit busy_step (tens of KiB of metadata) instead of W4's step");
   auto* rp = app.add_subcommand("reader-poll", "commit-rate's reader: open, look, close, in a loop");
   rp->add_option("file", path)->required();
@@ -839,7 +860,7 @@ int main(int argc, char** argv) {
   if (*bf) r = bare_fdatasync(path, count);
   if (*bsc) r = bare_scatter(path, runs, gap, batch);
   if (*ro) r = reader_open(path, count);
-  if (*cr) r = commit_rate(driver, path, seconds, readers, busy, "/proc/self/exe");
+  if (*cr) r = commit_rate(driver, path, seconds, readers, spinners, busy, "/proc/self/exe");
   if (*rp) r = reader_poll(path, seconds);
   std::printf("%s\n", r.dump().c_str());
   return 0;
