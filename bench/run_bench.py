@@ -268,23 +268,23 @@ class Bench:
                           for _ in range(self.size("reps"))]
         rates = {n: [] for n in (0, 1, 4)}
         spinning = []  # beside SPINNERS processes that only spin: the CPU's share alone
-        for _ in range(self.size("reps")):
-            for n in rates:
-                path = self.fresh("live.h5")
-                rates[n].append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--seconds",
-                                          self.size("live_seconds"), "--readers", n], f"live/commit-rate/{n}"))
-            path = self.fresh("live.h5")
-            spinning.append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--seconds",
-                                      self.size("live_seconds"), "--spinners", SPINNERS], "live/commit-rate-spinning"))
         busy = {n: [] for n in (0, 4)}
         for _ in range(self.size("reps")):
+            for n in rates:
+                rates[n].append(self.commit_rate(["--readers", n], f"live/commit-rate/{n}"))
+            spinning.append(self.commit_rate(["--spinners", SPINNERS], "live/commit-rate-spinning"))
+        for _ in range(self.size("reps")):
             for n in busy:
-                path = self.fresh("live.h5")
-                busy[n].append(self.run([self.exe, "commit-rate", path, "--driver", "journal", "--config",
-                                         "checkpoint_bytes=1M", "--busy", "--seconds", self.size("live_seconds"),
-                                         "--readers", n], f"live/commit-rate-busy/{n}"))
+                busy[n].append(self.commit_rate(["--config", "checkpoint_bytes=1M", "--busy", "--readers", n],
+                                                f"live/commit-rate-busy/{n}"))
         self.fresh("live.h5")
         return opens, rates, busy, spinning
+
+    def commit_rate(self, args, label):
+        """One commit-rate sample on a fresh file, for live_seconds."""
+        path = self.fresh("live.h5")
+        return self.run([self.exe, "commit-rate", path, "--driver", "journal", "--seconds", self.size("live_seconds")]
+                        + args, label)
 
 
 class ParallelBench(Bench):
