@@ -571,8 +571,11 @@ void JournaledFile::follow_moved_journal() {
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   follow_moved_journal();
   txn_.reset();
-  journal_.reset();
-  data_logs_.close();
+  std::vector<std::unique_ptr<File>> handles = data_logs_.take_files();
+  handles.push_back(std::move(journal_));
+  // With a closing thread they stay open until their names are gone, so
+  // that their last close, which frees their blocks, is the thread's.
+  if (opts_.closing_thread == nullptr) handles.clear();
   if (leads_elsewhere(*opts_.fs, opts_.journal_path, journal_id_)) return unmark_applying();
   H5J_RETURN_IF_ERROR(opts_.fs->remove(opts_.journal_path));
   if (sync_journal) H5J_RETURN_IF_ERROR(opts_.fs->sync_dir(opts_.journal_path));
@@ -588,6 +591,8 @@ Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   H5J_RETURN_IF_ERROR(report_.journal_found
                           ? remove_data_logs(*opts_.fs, opts_.journal_path, sync_logs)
                           : remove_data_logs_of_ranks(*opts_.fs, opts_.journal_path, opts_.ranks, sync_logs));
+  for (auto& handle : handles)
+    if (handle) opts_.closing_thread->close_later(std::move(handle));
   // Last: a reader that finds the journal finds the readers file too.
   if (!readers_) return Status::ok();
   H5J_RETURN_IF_ERROR(readers_->close_for_readers());

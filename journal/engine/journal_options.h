@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apply_image.h"
+#include "closing_thread.h"
 #include "file.h"
 #include "journal_writer.h"
 #include "recovered_image.h"
@@ -125,6 +126,10 @@ struct JournalOptions {
   // Where every file operation goes: the real file system unless a test puts
   // a fault-injecting or recording one behind the seam.  Not owned.
   FileSystem* fs = &posix_filesystem();
+  // Where a close hands its journal and data logs once their names are
+  // removed, for their blocks to be freed off the close (closing_thread.h);
+  // nullptr: closed at once.  Not owned; outlives the JournaledFile.
+  ClosingThread* closing_thread = nullptr;
 };
 
 // kTruncate: an existing file, emptied (HDF5's TRUNC without CREAT).

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "file.h"
@@ -83,9 +84,11 @@ class DataLogSet {
   // Stops appending, once the writes in flight are done.
   void stop() { writer_.reset(); }
   // Stops appending and closes every log.
-  void close() {
+  void close() { (void)take_files(); }
+  // Stops appending and hands over every open log, for its caller to close.
+  std::vector<std::unique_ptr<File>> take_files() {
     writer_.reset();
-    files_.clear();
+    return std::exchange(files_, {});
   }
 
  private:

@@ -3,13 +3,17 @@
 // or once before it (commit.cc, close_materialized); and what it removes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data_logs.h"
 #include "engine_test_util.h"
+#include "forwarding_file.h"
 #include "syncs_seen.h"
 
 using namespace h5j;
@@ -204,6 +208,69 @@ TEST_CASE_FIXTURE(FileInDir, "a close removes its data logs by name, listing no 
   CHECK(!fs.exists(log0));
   CHECK(!fs.exists(log2));
   CHECK(fs.listings == 0);
+  CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(7)));
+}
+
+namespace {
+
+// The real file system, noting for each journal and data log the thread
+// that closed it and whether its name was still there then.
+struct ClosesSeen : PosixFileSystem {
+  struct Close {
+    std::string path;
+    std::thread::id by;
+    bool name_there;
+  };
+  std::mutex mu;
+  std::vector<Close> closes;
+  class SeenFile : public ForwardingFile {
+   public:
+    SeenFile(std::unique_ptr<File> inner, ClosesSeen& fs) : ForwardingFile(std::move(inner)), fs_(fs) {}
+    ~SeenFile() override {
+      bool there = std::filesystem::exists(path());
+      std::lock_guard lock(fs_.mu);
+      fs_.closes.push_back({path(), std::this_thread::get_id(), there});
+    }
+
+   private:
+    ClosesSeen& fs_;
+  };
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, IoEngine engine) override {
+    auto f = PosixFileSystem::open(path, mode, engine);
+    if (!f || path.find(".jnl") == std::string::npos) return f;
+    return std::unique_ptr<File>(std::make_unique<SeenFile>(std::move(*f), *this));
+  }
+};
+
+}  // namespace
+
+// The last close of a removed file frees its blocks, which costs a close
+// 12 ms for a journal of 16 MiB on a file system mounted with `discard`:
+// with a closing thread, the names go first and the thread closes.
+TEST_CASE_FIXTURE(FileInDir, "with a closing thread a close removes the journal's and data log's names, then the thread closes them") {
+  ClosesSeen fs;
+  opts.fs = &fs;
+  opts.raw_mode = RawMode::kLog;
+  {
+    ClosingThread thread;
+    opts.closing_thread = &thread;
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write_raw(0, std::vector<std::byte>(5000, std::byte(7)), 3));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+    CHECK(!fs.exists(opts.journal_path));
+    CHECK(!fs.exists(data_log_path_for(opts.journal_path)));
+  }  // the thread closes what waits
+  std::vector<std::string> seen;
+  for (const auto& c : fs.closes) {
+    if (c.path != opts.journal_path && c.path != data_log_path_for(opts.journal_path)) continue;
+    seen.push_back(c.path);
+    CHECK(c.by != std::this_thread::get_id());
+    CHECK(!c.name_there);
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<std::string>{opts.journal_path, data_log_path_for(opts.journal_path)});
   CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(7)));
 }
 
