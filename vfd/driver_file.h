@@ -104,6 +104,11 @@ R exceptions_as_errors(const char* fn, R on_error, F&& body) noexcept {
 
 // The file system of the driver a FAPL selects (h5fd_journal.cc).
 FileSystem& filesystem_for(hid_t fapl);
+// The thread that closes the journals a close removed, on the real file
+// system; nullptr on any other (a test's, whose operations are not
+// thread-safe or must come in order).  Started at its first use, joined
+// when HDF5 unregisters the driver (h5fd_journal.cc).
+ClosingThread* closing_thread_for(FileSystem& fs);
 
 struct FaplConfig {
   H5FD_journal_fapl_t values;

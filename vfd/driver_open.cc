@@ -155,6 +155,7 @@ H5FD_t* journal_open(const char* given_name, unsigned flags, hid_t fapl, haddr_t
     opts.require_locks = file_locking(fapl).required();
     opts.reader_in_writer_passive = true;  // HDF5 merges such an open into the file it has open
     opts.journal_named_after_file = true;
+    opts.closing_thread = closing_thread_for(fs);
     auto file = open_journaled(name, access_for(flags), std::move(opts), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
     // A reader of a journaled file is registered with the writers through

@@ -5,6 +5,7 @@
 // (driver_file.h lists its files).
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 #include "driver.h"
 #include "driver_file.h"
@@ -13,10 +14,16 @@
 namespace h5j {
 namespace {
 
-// Registration state, the only globals: the default driver id, and the
-// instances registered over other file systems (tests).
+// Registration state, the only globals: the default driver id, the
+// instances registered over other file systems (tests), and the thread
+// that closes removed journals, which must end before the driver's code
+// may be unloaded (HDF5 unloads a plugin after unregistering it).  That
+// thread is ended by the driver's terminate, never by a static destructor:
+// a plugin's static destructors run at exit before HDF5's exit handler,
+// which unregisters the driver and so calls terminate.
 hid_t g_driver_id = H5I_INVALID_HID;
 std::vector<std::pair<hid_t, FileSystem*>> g_instances;
+ClosingThread* g_closing_thread = nullptr;
 
 }  // namespace
 
@@ -26,6 +33,12 @@ FileSystem& filesystem_for(hid_t fapl) {
   for (const auto& [id, fs] : g_instances)
     if (id == driver) return *fs;
   return posix_filesystem();
+}
+
+ClosingThread* closing_thread_for(FileSystem& fs) {
+  if (&fs != &posix_filesystem()) return nullptr;
+  if (g_closing_thread == nullptr) g_closing_thread = new ClosingThread;
+  return g_closing_thread;
 }
 
 namespace {
@@ -124,6 +137,7 @@ herr_t journal_ctl(H5FD_t* file, uint64_t op, uint64_t flags, const void*, void*
 herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
   g_instances.clear();
+  delete std::exchange(g_closing_thread, nullptr);  // closes what waits
   return 0;
 }
 
