@@ -29,6 +29,18 @@ struct Closes {
   bool gate_open = false;
   bool gated_entered = false;
   std::vector<std::thread::id> by;
+  // Returns once the closing thread is inside the gated file's close.
+  void wait_for_gated_close() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return gated_entered; });
+  }
+  void open_gate() {
+    {
+      std::lock_guard lock(mu);
+      gate_open = true;
+    }
+    cv.notify_all();
+  }
 };
 
 class SeenFile : public ForwardingFile {
@@ -74,10 +86,7 @@ TEST_CASE("past kMaxWaiting files waiting, the caller closes its own") {
   Closes closes;
   ClosingThread thread;
   thread.close_later(seen_file(dir.path("gated"), closes, /*gated=*/true));
-  {
-    std::unique_lock lock(closes.mu);
-    closes.cv.wait(lock, [&] { return closes.gated_entered; });  // the thread is inside its close
-  }
+  closes.wait_for_gated_close();
   for (size_t i = 0; i < ClosingThread::kMaxWaiting; ++i)
     thread.close_later(seen_file(dir.path("w" + std::to_string(i)), closes));
   {
@@ -88,9 +97,8 @@ TEST_CASE("past kMaxWaiting files waiting, the caller closes its own") {
   {
     std::lock_guard lock(closes.mu);
     CHECK(closes.by == std::vector<std::thread::id>{std::this_thread::get_id()});
-    closes.gate_open = true;
   }
-  closes.cv.notify_all();
+  closes.open_gate();
 }
 
 // The child inherits the parent's files waiting to close, and its thread
@@ -100,10 +108,7 @@ TEST_CASE("in a forked child a closing thread closes at once, and leaves the par
   Closes closes;
   ClosingThread thread;
   thread.close_later(seen_file(dir.path("gated"), closes, /*gated=*/true));
-  {
-    std::unique_lock lock(closes.mu);
-    closes.cv.wait(lock, [&] { return closes.gated_entered; });
-  }
+  closes.wait_for_gated_close();
   thread.close_later(seen_file(dir.path("waiting"), closes));
   pid_t child = ::fork();
   REQUIRE(child >= 0);
@@ -119,9 +124,5 @@ TEST_CASE("in a forked child a closing thread closes at once, and leaves the par
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  {
-    std::lock_guard lock(closes.mu);
-    closes.gate_open = true;
-  }
-  closes.cv.notify_all();
+  closes.open_gate();
 }
