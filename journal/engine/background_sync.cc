@@ -17,7 +17,9 @@ BackgroundSync::BackgroundSync(std::unique_ptr<File> file, std::unique_ptr<File>
   if (threaded) thread_ = std::thread([this] { run(); });
 }
 
-BackgroundSync::~BackgroundSync() {
+BackgroundSync::~BackgroundSync() { (void)stop(); }
+
+std::vector<std::unique_ptr<File>> BackgroundSync::stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -25,6 +27,10 @@ BackgroundSync::~BackgroundSync() {
   wake_.notify_all();
   drained_.notify_all();
   if (thread_.joinable()) thread_.join();
+  std::vector<std::unique_ptr<File>> handles;
+  if (file_) handles.push_back(std::move(file_));
+  if (journal_) handles.push_back(std::move(journal_));
+  return handles;
 }
 
 void BackgroundSync::written(uint64_t txn, uint64_t commits, uint64_t bytes, bool sealed) {
@@ -203,6 +209,7 @@ double BackgroundSync::DiskRate::bytes_per_second() const {
 }
 
 Result<bool> BackgroundSync::sync_through(const Batch& batch) {
+  assert(file_ != nullptr);  // not stopped
   std::lock_guard one_at_a_time(sync_mu_);
   uint64_t generation;
   bool publishes;

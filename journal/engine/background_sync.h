@@ -116,6 +116,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "file.h"
 #include "journal_writer.h"
@@ -136,6 +137,12 @@ class BackgroundSync : public CommitSeals {
                  bool threaded);
   // Stops the thread, without a last sync: a close commits durably itself.
   ~BackgroundSync();
+  // Stops the thread, as the destructor does, and gives up the handles it
+  // synced through: the close that removes the journal's name hands them
+  // to its closing thread, since the last close of the journal frees its
+  // blocks (closing_thread.h).  From then on only durable() and failure()
+  // may be asked.
+  std::vector<std::unique_ptr<File>> stop();
   BackgroundSync(const BackgroundSync&) = delete;
   BackgroundSync& operator=(const BackgroundSync&) = delete;
 

@@ -573,6 +573,10 @@ Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   txn_.reset();
   std::vector<std::unique_ptr<File>> handles = data_logs_.take_files();
   handles.push_back(std::move(journal_));
+  // The background sync's own handle on the journal (durable=100ms) may be
+  // the journal's last.
+  if (background_)
+    for (auto& handle : background_->stop()) handles.push_back(std::move(handle));
   // With a closing thread they stay open until their names are gone, so
   // that their last close, which frees their blocks, is the thread's.
   if (opts_.closing_thread == nullptr) handles.clear();

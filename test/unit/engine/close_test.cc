@@ -274,6 +274,34 @@ TEST_CASE_FIXTURE(FileInDir, "with a closing thread a close removes the journal'
   CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(7)));
 }
 
+// Under durable=100ms the background sync holds a handle of its own on the
+// journal, which its destructor would close after the writer's: that close
+// would be the journal's last, and the caller's.
+TEST_CASE_FIXTURE(FileInDir, "with a closing thread the background sync's journal handle closes on the thread too") {
+  ClosesSeen fs;
+  opts.fs = &fs;
+  opts.durable_within = std::chrono::milliseconds(100);
+  {
+    ClosingThread thread;
+    opts.closing_thread = &thread;
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7)), 3));
+    REQUIRE((*f)->commit());
+    REQUIRE((*f)->close());
+    CHECK(!fs.exists(opts.journal_path));
+  }  // the thread closes what waits
+  size_t journal_closes = 0;
+  for (const auto& c : fs.closes) {
+    if (c.path != opts.journal_path) continue;
+    ++journal_closes;
+    CHECK(c.by != std::this_thread::get_id());
+    CHECK(!c.name_there);
+  }
+  CHECK(journal_closes == 2);  // the writer's, and the background sync's
+  CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(7)));
+}
+
 // A journal found at the open may have been left by a job of more ranks
 // than this session's: its close finds their logs by listing.
 TEST_CASE_FIXTURE(FileInDir, "a close after a recovery removes the data logs of a larger job") {
