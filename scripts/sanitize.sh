@@ -9,11 +9,12 @@
 # sanitizers it compiles the tree in under half of GCC's time (14 against
 # 30 minutes of CPU from empty caches).
 #   sanitize.sh [--build-only | CTEST-ARGS...]
-# ThreadSanitizer is not run.  The engine's one thread is durable_within's
-# (background_sync.h), which shares only what its mutex guards with the
-# writer; io_uring is asynchronous without threads; and the tests'
-# ranks_in_one_process runs one thread at a time, handing over under a
-# mutex.
+# ThreadSanitizer is not run.  The engine's two threads share only what
+# their mutexes guard with the writer: durable_within's sync
+# (background_sync.h), and the closing thread (closing_thread.h), which
+# owns each file from its hand-off on.  io_uring is asynchronous without
+# threads, and the tests' ranks_in_one_process runs one thread at a time,
+# handing over under a mutex.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 : "${HDF5_PREFIX:=$("$(dirname "$0")/build-hdf5.sh" parallel 2> /dev/null | tail -1)}"
