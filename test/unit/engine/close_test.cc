@@ -242,6 +242,19 @@ struct ClosesSeen : PosixFileSystem {
   }
 };
 
+// Writes 5000 bytes of 7 (as raw data when `raw`), commits and closes with a
+// closing thread, and returns once the thread has closed what waited.
+void write_and_close_on_a_thread(const std::string& path, JournalOptions opts, bool raw) {
+  ClosingThread thread;
+  opts.closing_thread = &thread;
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  const std::vector<std::byte> data(5000, std::byte(7));
+  REQUIRE((raw ? (*f)->write_raw(0, data, 3) : (*f)->write(0, data, 3)));
+  REQUIRE((*f)->commit());
+  REQUIRE((*f)->close());
+}
+
 }  // namespace
 
 // The last close of a removed file frees its blocks, which costs a close
@@ -251,17 +264,9 @@ TEST_CASE_FIXTURE(FileInDir, "with a closing thread a close removes the journal'
   ClosesSeen fs;
   opts.fs = &fs;
   opts.raw_mode = RawMode::kLog;
-  {
-    ClosingThread thread;
-    opts.closing_thread = &thread;
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-    REQUIRE(f);
-    REQUIRE((*f)->write_raw(0, std::vector<std::byte>(5000, std::byte(7)), 3));
-    REQUIRE((*f)->commit());
-    REQUIRE((*f)->close());
-    CHECK(!fs.exists(opts.journal_path));
-    CHECK(!fs.exists(data_log_path_for(opts.journal_path)));
-  }  // the thread closes what waits
+  write_and_close_on_a_thread(path, opts, /*raw=*/true);
+  CHECK(!fs.exists(opts.journal_path));
+  CHECK(!fs.exists(data_log_path_for(opts.journal_path)));
   std::vector<std::string> seen;
   for (const auto& c : fs.closes) {
     if (c.path != opts.journal_path && c.path != data_log_path_for(opts.journal_path)) continue;
@@ -281,16 +286,8 @@ TEST_CASE_FIXTURE(FileInDir, "with a closing thread the background sync's journa
   ClosesSeen fs;
   opts.fs = &fs;
   opts.durable_within = std::chrono::milliseconds(100);
-  {
-    ClosingThread thread;
-    opts.closing_thread = &thread;
-    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
-    REQUIRE(f);
-    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7)), 3));
-    REQUIRE((*f)->commit());
-    REQUIRE((*f)->close());
-    CHECK(!fs.exists(opts.journal_path));
-  }  // the thread closes what waits
+  write_and_close_on_a_thread(path, opts, /*raw=*/false);
+  CHECK(!fs.exists(opts.journal_path));
   size_t journal_closes = 0;
   for (const auto& c : fs.closes) {
     if (c.path != opts.journal_path) continue;
