@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "huge_pages.h"
+
 namespace h5j {
 
 ssize_t Syscalls::pread(int fd, void* buf, size_t n, off_t off) { return ::pread(fd, buf, n, off); }
@@ -19,7 +21,12 @@ int Syscalls::start_writeback(int fd, off_t offset, off_t length) {
 }
 int Syscalls::ftruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
 int Syscalls::uring_setup(unsigned entries, io_uring* ring) { return io_uring_queue_init(entries, ring, 0); }
-void* Syscalls::alloc_buffer(size_t size) { return std::aligned_alloc(4096, (size + 4095) / 4096 * 4096); }
+// Whole huge pages start on one, so that advice (huge_pages.h) can cover
+// every byte of them.
+void* Syscalls::alloc_buffer(size_t size) {
+  const size_t alignment = size >= kHugePage && size % kHugePage == 0 ? kHugePage : 4096;
+  return std::aligned_alloc(alignment, (size + 4095) / 4096 * 4096);
+}
 void Syscalls::free_buffer(void* p) { std::free(p); }
 
 Syscalls& real_syscalls() {

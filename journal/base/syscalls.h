@@ -30,7 +30,8 @@ class Syscalls {
   virtual int uring_setup(unsigned entries, io_uring* ring);
   // The result of a completed io_uring write, as the engine sees it.
   virtual int uring_result(int res) { return res; }
-  // Page-aligned memory for I/O buffers; nullptr when none can be had.
+  // Page-aligned memory for I/O buffers, aligned to a huge page when it is
+  // whole huge pages; nullptr when none can be had.
   virtual void* alloc_buffer(size_t size);
   virtual void free_buffer(void* p);
 };

@@ -413,7 +413,7 @@ Status JournaledFile::apply_to_base(const RawLayer& raw, uint64_t size) {
       raw, image_.overlay_to_apply(), size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
-      opts_.progress, &apply_run_, [this](uint64_t addr, uint64_t len) { return last_writes_.held(addr, len); });
+      opts_.progress, &apply_buffers_, [this](uint64_t addr, uint64_t len) { return last_writes_.held(addr, len); });
 }
 
 Status JournaledFile::checkpoint() {

@@ -93,7 +93,7 @@ Result<bool> JournaledFile::try_write_back_early() {
   uint64_t from = txn_->header().base_size, to = image_.committed_size;
   H5J_RETURN_IF_ERROR(write_overlay(
       image_.not_in_file, from, to,
-      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_, &apply_run_));
+      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_, &apply_buffers_));
   if (to > from) base_->start_writeback(from, to - from);
   image_.written_back(from, to);
   written_back_at_ = txn_->records().generation_bytes();

@@ -436,7 +436,7 @@ class JournaledFile : private RecoveredImage {
   UnwrittenSpace unwritten_;  // serial writers only: space allocated this session, never written
   LastWrites last_writes_;    // serial writers only: copies of metadata blocks as the image reads them
   std::vector<LastWrites::Run> changed_runs_;  // journal_changes', kept between calls
-  AlignedBuffer apply_run_;  // every apply's write buffer (replay.h), kept between calls
+  ApplyBuffers apply_buffers_;  // every apply's buffers (apply_image.h), kept between calls
   // write_sieved's span, kept between calls and never zeroed: a strided
   // write brings a batch a call, and a fresh zeroed MiB each cost 3% of it.
   std::unique_ptr<std::byte[]> sieve_span_;

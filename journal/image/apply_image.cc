@@ -36,16 +36,16 @@ class RunWriter {
   // A gap costs its bytes read and written again; a separate write costs a
   // system call, about as much as 4 KiB of copying.
   static constexpr uint64_t kFillGap = 4 << 10;
-  // The buffer starts this small and doubles up to kLongestApplyWrite as
-  // runs need: a close or checkpoint of a few KiB of metadata then takes
-  // its buffer from the heap, where a larger one would be a mapping of its
-  // own, a page fault to make and a TLB flush to undo (about 0.1 ms each
-  // here).
+  // The buffer starts this small, then grows once, to kLongestApplyWrite:
+  // a close or checkpoint of a few KiB of metadata takes its buffer from
+  // the heap, where a larger one would be a mapping of its own, a page
+  // fault to make and a TLB flush to undo (about 0.1 ms each here); a
+  // longer run takes the one huge page that serves every run after it.
   static constexpr size_t kFirstRun = 64 << 10;
-  // `kept` is the caller's buffer to gather the writes in, allocated on
-  // first use if empty and left to the caller; without it, the writer's own.
-  RunWriter(File& base, const Progress& progress, AlignedBuffer* kept, GapFill gaps)
-      : base_(base), progress_(progress), run_(kept != nullptr ? *kept : own_), gaps_(gaps) {}
+  // `run` is the caller's buffer to gather the writes in, allocated on
+  // first use if empty and left to the caller.
+  RunWriter(File& base, const Progress& progress, AlignedBuffer& run, GapFill gaps)
+      : base_(base), progress_(progress), run_(run), gaps_(gaps) {}
 
   // Room for n <= kLongestApplyWrite bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
@@ -111,9 +111,10 @@ class RunWriter {
   // A buffer of at least `need` <= kLongestApplyWrite bytes, holding the
   // run so far.
   Status grow(size_t need) {
-    size_t size = std::max({need, 2 * run_.size(), kFirstRun});
-    auto bigger = base_.allocate_buffer(std::min(size, kLongestApplyWrite));
+    const size_t size = need <= kFirstRun ? kFirstRun : kLongestApplyWrite;
+    auto bigger = base_.allocate_buffer(size);
     if (!bigger) return bigger.status();
+    if (size == kLongestApplyWrite) advise_huge_pages(bigger->data(), size);
     if (len_ > 0) std::memcpy(bigger->data(), run_.data(), len_);
     run_ = std::move(*bigger);
     return Status::ok();
@@ -134,7 +135,6 @@ class RunWriter {
 
   File& base_;
   const Progress& progress_;
-  AlignedBuffer own_;  // before run_, which may refer to it
   AlignedBuffer& run_;
   GapFill gaps_;
   std::vector<RawLayer::Range> kept_;
@@ -244,9 +244,10 @@ Status apply_slice(std::span<const SlicePiece> slice, uint64_t logical_size, uin
 // journal sources of a slice's small extents are read first, in journal
 // order (gathered_reads.h), but for the bytes `held` serves.
 Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, uint64_t physical_end,
-                     const ByteSource& journal, RunWriter& out, const HeldBytes& held = nullptr) {
+                     const ByteSource& journal, RunWriter& out, GatheredReads& gathered,
+                     const HeldBytes& held = nullptr) {
   std::vector<SlicePiece> slice;
-  GatheredReads gathered;
+  gathered.clear();  // a failed apply may have left ranges queued
   Status status;
   overlay.for_each([&](const ExtentMap::Extent& whole) {
     uint64_t addr = std::max(whole.addr, from), end = std::min(whole.addr + whole.len, logical_size);
@@ -269,33 +270,38 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
 }  // namespace
 
 Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, const ByteSource& journal,
-                     File& base, AlignedBuffer* run) {
+                     File& base, ApplyBuffers* kept) {
   auto physical_end = base.size();
   if (!physical_end) return physical_end.status();
+  ApplyBuffers own;
+  ApplyBuffers& buffers = kept != nullptr ? *kept : own;
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none, run, GapFill::kLeave);
-  H5J_RETURN_IF_ERROR(apply_overlay(overlay, from, logical_size, *physical_end, journal, out));
+  RunWriter out(base, none, buffers.run, GapFill::kLeave);
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, from, logical_size, *physical_end, journal, out, buffers.gathered));
   return out.flush();
 }
 
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
-                       const BucketFilter& mine, AlignedBuffer* run) {
+                       const BucketFilter& mine, ApplyBuffers* kept) {
+  ApplyBuffers own;
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none, run, gaps);
+  RunWriter out(base, none, kept != nullptr ? kept->run : own.run, gaps);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
 
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
-                   const DataLogSource& data_log, File& base, const Progress& progress, AlignedBuffer* run,
+                   const DataLogSource& data_log, File& base, const Progress& progress, ApplyBuffers* kept,
                    const HeldBytes& held) {
   auto physical_end = base.size();
   if (!physical_end) return physical_end.status();
-  RunWriter out(base, progress, run, GapFill::kLeave);
+  ApplyBuffers own;
+  ApplyBuffers& buffers = kept != nullptr ? *kept : own;
+  RunWriter out(base, progress, buffers.run, GapFill::kLeave);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
   H5J_RETURN_IF_ERROR(apply_raw(raw, logical_size, data_log, out));
-  H5J_RETURN_IF_ERROR(apply_overlay(overlay, 0, logical_size, *physical_end, journal, out, held));
+  H5J_RETURN_IF_ERROR(apply_overlay(overlay, 0, logical_size, *physical_end, journal, out, buffers.gathered, held));
   H5J_RETURN_IF_ERROR(out.flush());
   auto size = base.size();
   if (!size) return size.status();

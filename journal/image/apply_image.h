@@ -11,6 +11,8 @@
 #include "aligned_buffer.h"
 #include "extent_map.h"
 #include "file.h"
+#include "gathered_reads.h"
+#include "huge_pages.h"
 #include "raw_layer.h"
 
 namespace h5j {
@@ -38,12 +40,23 @@ void erase_runs(ExtentMap& overlay, const RawPattern& data);
 enum class GapFill { kFromFile, kLeave };
 
 // The longest write an apply makes, and so the most its `run` buffer
-// grows to (apply_image.cc, RunWriter).  Longer writes save nothing: a
-// write of 1 MiB costs its system call once per 250 us of copying.  The
-// buffer is new pages to the process, each a fault at first touch (13 us
-// on the benchmark's virtual machines), and it doubles to its size: to
-// 8 MiB, 4,096 faults, 53 ms of a 64 MiB replay's 169; to 1 MiB, 512.
-inline constexpr size_t kLongestApplyWrite = size_t(1) << 20;
+// grows to (apply_image.cc, RunWriter): one huge page (huge_pages.h).
+// Longer writes save nothing: a write of 1 MiB costs its system call once
+// per 250 us of copying.  The buffer is new pages to the process, each a
+// fault at first touch (13 us on the benchmark's virtual machines): in
+// small pages, doubling from 64 KiB to 1 MiB took 496 faults, 6 ms of a
+// session of W4's 64 KiB steps; as one huge page it takes one.
+inline constexpr size_t kLongestApplyWrite = kHugePage;
+
+// The buffers an apply works in.  A caller that applies often (a live
+// writer's checkpoints, early write-backs and placings of staged bytes)
+// keeps one and passes it to every apply: their pages are faulted in once
+// per session, not at every apply.  Allocated as an apply first needs
+// them.
+struct ApplyBuffers {
+  AlignedBuffer run;       // the writes, gathered (RunWriter)
+  GatheredReads gathered;  // the journal bytes of small extents (gathered_reads.h)
+};
 
 // Bytes of the image its caller holds in memory: the image's bytes
 // [addr, addr + len) if it holds them all, else an empty span
@@ -55,26 +68,24 @@ using HeldBytes = std::function<std::span<const std::byte>(uint64_t addr, uint64
 // into large writes, only the bytes the image covers: first the data-log extents of `raw`, then the journal
 // bytes of `overlay` over them; then sets the size to `logical_size`.  Does
 // not sync.  Idempotent: applying the same plan twice gives the same file.
-// A caller that applies often passes `run`, the buffer the writes are
-// gathered in, and keeps it: allocated on first use, its pages are faulted
-// in once, not at every call.  `held`, if given, serves what it holds of
-// the overlay.
+// A caller that applies often passes the buffers it keeps (ApplyBuffers).
+// `held`, if given, serves what it holds of the overlay.
 Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logical_size, const ByteSource& journal,
                    const DataLogSource& data_log, File& base, const Progress& progress = nullptr,
-                   AlignedBuffer* run = nullptr, const HeldBytes& held = nullptr);
+                   ApplyBuffers* kept = nullptr, const HeldBytes& held = nullptr);
 // Writes `overlay`'s bytes in [from, logical_size) into `base` as
 // apply_image does, and nothing else: no raw layer, and no change of size
 // beyond what the writes extend.  Does not sync.
 Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, const ByteSource& journal,
-                     File& base, AlignedBuffer* run = nullptr);
+                     File& base, ApplyBuffers* kept = nullptr);
 // Given a bucket's address (RawLayer::for_each_bucket), whether this writer
 // writes it: the writers of an MPI checkpoint split the buckets.
 using BucketFilter = std::function<bool(uint64_t bucket)>;
 // apply_image for a raw layer alone, its bytes below `limit`, in the
 // buckets `mine` picks (all without it), gaps as `gaps` says; the file's
 // size is left as it is.
-// `run` as for apply_image.
+// `kept` as for apply_image.
 Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource& data_log, File& base, GapFill gaps,
-                       const BucketFilter& mine = nullptr, AlignedBuffer* run = nullptr);
+                       const BucketFilter& mine = nullptr, ApplyBuffers* kept = nullptr);
 
 }  // namespace h5j

@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 namespace h5j {
 
@@ -15,7 +16,7 @@ void GatheredReads::add(uint64_t src, uint64_t len) {
 
 Status GatheredReads::read_all(const ByteSource& journal) {
   assert(!read_);
-  bytes_.resize(size_t(queued_));
+  H5J_RETURN_IF_ERROR(make_room());
   std::vector<uint32_t> order(ranges_.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return ranges_[a].src < ranges_[b].src; });
@@ -49,6 +50,17 @@ Status GatheredReads::read_joined(const ByteSource& journal, std::span<const uin
     const Range& r = ranges_[i];
     std::memcpy(bytes_.data() + r.at, joined_.data() + (r.src - from), size_t(r.len));
   }
+  return Status::ok();
+}
+
+Status GatheredReads::make_room() {
+  assert(queued_ < kBuffer);
+  if (bytes_.size() >= queued_) return Status::ok();
+  const size_t size = queued_ <= kSmallBuffer ? kSmallBuffer : kBuffer;
+  bytes_ = AlignedBuffer();  // freed before the larger one is taken
+  bytes_ = AlignedBuffer(size, real_syscalls());
+  if (!bytes_.valid()) return Status(Code::kNoSpace, "out of memory for " + std::to_string(size) + " bytes of journal reads");
+  if (size == kBuffer) advise_huge_pages(bytes_.data(), size);
   return Status::ok();
 }
 

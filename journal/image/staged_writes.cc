@@ -16,9 +16,9 @@ void StagedWrites::add(const RawPattern& pattern, Gather bytes) {
   for (std::span<const std::byte> b : bytes) bytes_.insert(bytes_.end(), b.begin(), b.end());
 }
 
-Status StagedWrites::place(File& base, uint64_t limit, GapFill gaps, bool writeback, AlignedBuffer& run) {
+Status StagedWrites::place(File& base, uint64_t limit, GapFill gaps, bool writeback, ApplyBuffers& kept) {
   if (empty()) return Status::ok();
-  H5J_RETURN_IF_ERROR(apply_raw_layer(layer_, limit, DataLogSource(bytes_), base, gaps, nullptr, &run));
+  H5J_RETURN_IF_ERROR(apply_raw_layer(layer_, limit, DataLogSource(bytes_), base, gaps, nullptr, &kept));
   if (writeback && bytes_.size() >= File::kEarlyWritebackMin) {
     uint64_t lo = UINT64_MAX, hi = 0;
     layer_.for_each_bucket([&](uint64_t addr, uint64_t len) {

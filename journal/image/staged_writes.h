@@ -46,8 +46,8 @@ class StagedWrites {
   // forgets every staged byte; `gaps` says whether the bytes between
   // nearby runs may be written back with them (replay.h); with
   // `writeback`, a large placing starts on its way to the disk at once.
-  // `run` is the write buffer to use.
-  Status place(File& base, uint64_t limit, GapFill gaps, bool writeback, AlignedBuffer& run);
+  // `kept` is the buffers to apply through (ApplyBuffers).
+  Status place(File& base, uint64_t limit, GapFill gaps, bool writeback, ApplyBuffers& kept);
 
  private:
   RawLayer layer_;               // the staged extents, their bytes in bytes_

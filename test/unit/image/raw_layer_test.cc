@@ -199,7 +199,7 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
   ModelFile f(64 << 10);
   std::vector<std::byte>& model = f.model;
   std::mt19937 rng(5);
-  AlignedBuffer run;  // kept across the placings, as place_staged_below keeps its own
+  ApplyBuffers kept;  // kept across the placings, as the writer keeps its own
   for (int placing = 0; placing < 60; ++placing) {
     GapFill gaps = placing % 2 ? GapFill::kFromFile : GapFill::kLeave;
     RawLayer layer(12);  // 4 KiB buckets: many per placing
@@ -217,10 +217,10 @@ TEST_CASE("applying a raw layer writes only the bytes it covers, below the limit
       extent.first.for_each_run([&](uint64_t a, uint64_t n, uint64_t packed) {
         for (uint64_t b = a; b < a + n && b < limit; ++b) model[b] = log[extent.second + packed + (b - a)];
       });
-    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, gaps, nullptr, &run));
+    REQUIRE(apply_raw_layer(layer, limit, DataLogSource(std::span<const std::byte>(log)), *f.file, gaps, nullptr, &kept));
     f.check();
   }
-  CHECK(run.valid());  // allocated by the first placing that wrote, and kept
+  CHECK(kept.run.valid());  // allocated by the first placing that wrote, and kept
 }
 
 // What materialization and replay rely on: the overlay's bytes land over
@@ -259,9 +259,9 @@ TEST_CASE("an image lands its overlay over its raw layer, and leaves the holes i
 namespace {
 
 // The lengths of the writes write_overlay makes of `overlay` into f's
-// file, its sources `journal`'s bytes, through the write buffer `run`.
+// file, its sources `journal`'s bytes, through the buffers `kept`.
 std::vector<size_t> overlay_writes(ModelFile& f, const ExtentMap& overlay, const std::vector<std::byte>& journal,
-                                   AlignedBuffer& run) {
+                                   ApplyBuffers& kept) {
   struct WritesCounted : ForwardingFile {
     using ForwardingFile::ForwardingFile;
     Status write_at(uint64_t o, std::span<const std::byte> d) override {
@@ -277,15 +277,15 @@ std::vector<size_t> overlay_writes(ModelFile& f, const ExtentMap& overlay, const
   auto second = posix_filesystem().open(f.dir.path("base"), OpenMode::kReadWrite, IoEngine::kSync);
   REQUIRE(second);
   WritesCounted counted(std::move(*second));
-  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &run));
+  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, counted, &kept));
   return counted.lengths;
 }
 
 }  // namespace
 
-// The write buffer starts small and grows as a run needs (RunWriter): a
-// run longer than its first size still goes out whole, in one write, with
-// the bytes gathered before each growth kept.
+// The write buffer starts small and grows once, to one huge page
+// (RunWriter): a run longer than its first size still goes out whole, in
+// one write, with the bytes gathered before the growth kept.
 TEST_CASE("a run longer than the write buffer's first size is written whole, in one write") {
   ModelFile f(1 << 20);
   std::mt19937 rng(3);
@@ -299,10 +299,10 @@ TEST_CASE("a run longer than the write buffer's first size is written whole, in 
     std::memcpy(f.model.data() + addr, journal.data() + journal.size() - len, len);
     addr += len;
   }
-  AlignedBuffer run;
-  CHECK(overlay_writes(f, overlay, journal, run).size() == 1);
-  CHECK(run.size() >= (440u << 10));
-  CHECK(run.size() < kLongestApplyWrite);  // grown to the run, not to the longest write allowed
+  ApplyBuffers kept;
+  CHECK(overlay_writes(f, overlay, journal, kept).size() == 1);
+  CHECK(kept.run.size() == kLongestApplyWrite);  // one huge page, where doubling took 4 allocations
+  CHECK(reinterpret_cast<uintptr_t>(kept.run.data()) % kHugePage == 0);  // so the advice covers it all
   f.check();
 }
 
@@ -318,11 +318,51 @@ TEST_CASE("a run longer than the longest write goes out in writes of that size, 
   ExtentMap overlay;
   overlay.insert(4096, len, 512);
   std::memcpy(f.model.data() + 4096, journal.data() + 512, len);
-  AlignedBuffer run;
-  CHECK(overlay_writes(f, overlay, journal, run) ==
+  ApplyBuffers kept;
+  CHECK(overlay_writes(f, overlay, journal, kept) ==
         std::vector<size_t>{kLongestApplyWrite, kLongestApplyWrite, kLongestApplyWrite / 2});
-  CHECK(run.size() == kLongestApplyWrite);
+  CHECK(kept.run.size() == kLongestApplyWrite);
   f.check();
+}
+
+// What a writer's applies rely on (ApplyBuffers): buffers kept by the
+// caller serve one apply after another from the same memory, so their
+// pages are faulted in once a session, and a slice of many small extents
+// is gathered in huge pages.  The memory is looked at through the bytes a
+// slice's first range is read into, which start the gathered buffer.
+TEST_CASE("kept apply buffers serve apply after apply from the same memory, the large ones in huge pages") {
+  ModelFile f(2 << 20);
+  std::mt19937 rng(6);
+  ApplyBuffers kept;
+  const std::byte* first_range = nullptr;
+  auto from_journal_seen = [&](const std::vector<std::byte>& journal) {
+    return [&, first = true](uint64_t off, std::span<std::byte> out) mutable {
+      if (first) first_range = out.data();  // the lowest source, read first, lands at the buffer's start
+      first = false;
+      std::memcpy(out.data(), journal.data() + off, out.size());
+      return Status::ok();
+    };
+  };
+  std::vector<const std::byte*> runs, gathered;
+  for (int apply = 0; apply < 3; ++apply) {
+    ExtentMap overlay;
+    std::vector<std::byte> journal;
+    for (uint64_t addr = 0; addr < (1536u << 10); addr += 16 << 10) {  // 96 small extents, 12 KiB apart
+      journal.resize(journal.size() + GatheredReads::kJoinGap + 1);  // each read alone, into its place
+      overlay.insert(addr, 4 << 10, journal.size());
+      for (int b = 0; b < (4 << 10); ++b) journal.push_back(std::byte(rng()));
+      std::memcpy(f.model.data() + addr, journal.data() + journal.size() - (4 << 10), 4 << 10);
+    }
+    REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal_seen(journal), *f.file, &kept));
+    f.check();
+    runs.push_back(kept.run.data());
+    gathered.push_back(first_range);
+  }
+  CHECK(runs[1] == runs[0]);
+  CHECK(runs[2] == runs[0]);
+  CHECK(gathered[1] == gathered[0]);
+  CHECK(gathered[2] == gathered[0]);
+  CHECK(reinterpret_cast<uintptr_t>(gathered[0]) % kHugePage == 0);  // 384 KiB gathered: past the heap's buffer
 }
 
 // A metadata block rewritten in part at every commit is many small

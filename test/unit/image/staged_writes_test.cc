@@ -55,8 +55,8 @@ TEST_CASE_FIXTURE(Staged, "placing writes the runs below the limit, leaves or re
     auto file = posix_filesystem().open(path, OpenMode::kReadWrite, IoEngine::kSync);
     REQUIRE(file);
     Staged fresh;
-    AlignedBuffer run;
-    REQUIRE(fresh.staged.place(**file, /*limit=*/40000, gaps, /*writeback=*/true, run));
+    ApplyBuffers kept;
+    REQUIRE(fresh.staged.place(**file, /*limit=*/40000, gaps, /*writeback=*/true, kept));
     CHECK(fresh.staged.empty());
     auto bytes = test::read_file(path);
     REQUIRE(bytes.size() == kFileSize);  // placing never sets the size
@@ -76,8 +76,8 @@ TEST_CASE("staging is full at its bound of memory, and empty once placed") {
   uint64_t at = 0;
   for (; !staged.full(); at += 2 << 20) staged.add(RawPattern::contiguous(at, mib.size()), one);
   CHECK(at == StagedWrites::kMaxBytes * 2);  // a MiB every 2 MiB
-  AlignedBuffer run;
-  REQUIRE(staged.place(**file, UINT64_MAX, GapFill::kLeave, false, run));
+  ApplyBuffers kept;
+  REQUIRE(staged.place(**file, UINT64_MAX, GapFill::kLeave, false, kept));
   CHECK(staged.empty());
   CHECK_FALSE(staged.full());
   std::vector<std::byte> back(mib.size());
