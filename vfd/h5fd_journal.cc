@@ -15,15 +15,17 @@ namespace h5j {
 namespace {
 
 // Registration state, the only globals: the default driver id, the
-// instances registered over other file systems (tests), and the thread
+// instances registered over other file systems (tests), the thread
 // that closes removed journals, which must end before the driver's code
-// may be unloaded (HDF5 unloads a plugin after unregistering it).  That
-// thread is ended by the driver's terminate, never by a static destructor:
-// a plugin's static destructors run at exit before HDF5's exit handler,
-// which unregisters the driver and so calls terminate.
+// may be unloaded (HDF5 unloads a plugin after unregistering it), and the
+// buffers every file's applies share.  Both end with the driver's
+// terminate, never by a static destructor: a plugin's static destructors
+// run at exit before HDF5's exit handler, which unregisters the driver and
+// so calls terminate.
 hid_t g_driver_id = H5I_INVALID_HID;
 std::vector<std::pair<hid_t, FileSystem*>> g_instances;
 ClosingThread* g_closing_thread = nullptr;
+ApplyBuffersPool* g_apply_buffers = nullptr;
 
 }  // namespace
 
@@ -39,6 +41,11 @@ ClosingThread* closing_thread_for(FileSystem& fs) {
   if (&fs != &posix_filesystem()) return nullptr;
   if (g_closing_thread == nullptr) g_closing_thread = new ClosingThread;
   return g_closing_thread;
+}
+
+ApplyBuffersPool* apply_buffers_pool() {
+  if (g_apply_buffers == nullptr) g_apply_buffers = new ApplyBuffersPool;
+  return g_apply_buffers;
 }
 
 namespace {
@@ -138,6 +145,7 @@ herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
   g_instances.clear();
   delete std::exchange(g_closing_thread, nullptr);  // closes what waits
+  delete std::exchange(g_apply_buffers, nullptr);   // HDF5 has closed every file
   return 0;
 }
 

@@ -409,11 +409,12 @@ Status JournaledFile::write_image_to_base(const RawLayer& raw) {
 // The copies of rewritten blocks hold what the image reads (last_writes.h,
 // THE INVARIANT): written from there, their runs' records are not read back.
 Status JournaledFile::apply_to_base(const RawLayer& raw, uint64_t size) {
+  auto kept = apply_buffers().take();
   return apply_image(
       raw, image_.overlay_to_apply(), size,
       [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); },
       [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); }, *base_,
-      opts_.progress, &apply_buffers_, [this](uint64_t addr, uint64_t len) { return last_writes_.held(addr, len); });
+      opts_.progress, kept.get(), [this](uint64_t addr, uint64_t len) { return last_writes_.held(addr, len); });
 }
 
 Status JournaledFile::checkpoint() {

@@ -91,9 +91,10 @@ Result<bool> JournaledFile::try_write_back_early() {
   }
   H5J_RETURN_IF_ERROR(begin_rewrite(/*wait=*/false));
   uint64_t from = txn_->header().base_size, to = image_.committed_size;
+  auto kept = apply_buffers().take();
   H5J_RETURN_IF_ERROR(write_overlay(
       image_.not_in_file, from, to,
-      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_, &apply_buffers_));
+      [this](uint64_t off, std::span<std::byte> out) { return read_journal(off, out); }, *base_, kept.get()));
   if (to > from) base_->start_writeback(from, to - from);
   image_.written_back(from, to);
   written_back_at_ = txn_->records().generation_bytes();

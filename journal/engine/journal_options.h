@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apply_image.h"
+#include "apply_buffers_pool.h"
 #include "closing_thread.h"
 #include "file.h"
 #include "journal_writer.h"
@@ -130,6 +131,10 @@ struct JournalOptions {
   // removed, for their blocks to be freed off the close (closing_thread.h);
   // nullptr: closed at once.  Not owned; outlives the JournaledFile.
   ClosingThread* closing_thread = nullptr;
+  // The buffers applies work in, shared by the files of a process
+  // (apply_buffers_pool.h); nullptr: the file keeps its own.  Not owned;
+  // outlives the JournaledFile.
+  ApplyBuffersPool* apply_buffers = nullptr;
 };
 
 // kTruncate: an existing file, emptied (HDF5's TRUNC without CREAT).

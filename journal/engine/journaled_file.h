@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_buffers_pool.h"
 #include "background_sync.h"
 #include "binding.h"
 #include "data_logs.h"
@@ -436,7 +437,10 @@ class JournaledFile : private RecoveredImage {
   UnwrittenSpace unwritten_;  // serial writers only: space allocated this session, never written
   LastWrites last_writes_;    // serial writers only: copies of metadata blocks as the image reads them
   std::vector<LastWrites::Run> changed_runs_;  // journal_changes', kept between calls
-  ApplyBuffers apply_buffers_;  // every apply's buffers (apply_image.h), kept between calls
+  // Every apply's buffers: the process's (JournalOptions::apply_buffers),
+  // or the file's own, kept between calls.
+  ApplyBuffersPool own_apply_buffers_;
+  ApplyBuffersPool& apply_buffers() { return opts_.apply_buffers ? *opts_.apply_buffers : own_apply_buffers_; }
   // write_sieved's span, kept between calls and never zeroed: a strided
   // write brings a batch a call, and a fresh zeroed MiB each cost 3% of it.
   std::unique_ptr<std::byte[]> sieve_span_;

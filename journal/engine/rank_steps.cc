@@ -235,7 +235,7 @@ Status JournaledFile::step4_write_raw_share() {
     H5J_RETURN_IF_ERROR(apply_raw_layer(
         image_.raw, image_.committed_size,
         [this](uint32_t log, uint64_t off, std::span<std::byte> out) { return data_logs_.read(log, off, out); },
-        *base_, GapFill::kLeave, mine, &apply_buffers_));  // other ranks write beside these buckets
+        *base_, GapFill::kLeave, mine, apply_buffers().take().get()));  // other ranks write beside these buckets
     return opts_.ring.durable ? base_->sync_data() : Status::ok();
   });
 }

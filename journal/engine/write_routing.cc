@@ -335,7 +335,7 @@ Status JournaledFile::place_staged_below(uint64_t limit) {
   if (staged_.empty()) return Status::ok();
   // Serially the gaps between staged runs are new space, this transaction's
   // alone; under MPI they may be another rank's (replay.h).
-  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, sharing_.gaps(), opts_.ring.durable, apply_buffers_));
+  H5J_RETURN_IF_ERROR(staged_.place(*base_, limit, sharing_.gaps(), opts_.ring.durable, *apply_buffers().take()));
   pending_.wrote_in_place();
   return Status::ok();
 }

@@ -397,3 +397,23 @@ TEST_CASE("a writer whose directory moved goes on, and its close removes its jou
   CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl"));
   CHECK_FALSE(std::filesystem::exists(old + "/t.h5.jnl.readers"));
 }
+
+// The files of a process apply through one pool of buffers
+// (apply_buffers_pool.h), not each through its own: the set the close
+// applied through goes back to the pool given, with its write buffer.
+TEST_CASE_FIXTURE(FileInDir, "a file given a pool of apply buffers applies through it and gives the set back") {
+  ApplyBuffersPool pool;
+  opts.apply_buffers = &pool;
+  auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(f);
+  for (int commit = 0; commit < 2; ++commit) {  // the first goes into the new file; the second, the journal
+    REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7 + commit)), 3));
+    REQUIRE((*f)->commit());
+  }
+  REQUIRE((*f)->close());
+  auto used = pool.take();
+  CHECK(used->run.valid());  // the close's apply wrote through it
+  auto another = pool.take();
+  CHECK_FALSE(another->run.valid());  // one set served the file: a second is new
+  CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(8)));
+}
