@@ -267,6 +267,9 @@ Status apply_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
   return status ? apply_slice(slice, logical_size, physical_end, journal, gathered, out) : status;
 }
 
+// The caller's buffers (ApplyBuffers), or `own` for a caller that keeps none.
+ApplyBuffers& kept_or(ApplyBuffers* kept, ApplyBuffers& own) { return kept != nullptr ? *kept : own; }
+
 }  // namespace
 
 Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_size, const ByteSource& journal,
@@ -274,7 +277,7 @@ Status write_overlay(const ExtentMap& overlay, uint64_t from, uint64_t logical_s
   auto physical_end = base.size();
   if (!physical_end) return physical_end.status();
   ApplyBuffers own;
-  ApplyBuffers& buffers = kept != nullptr ? *kept : own;
+  ApplyBuffers& buffers = kept_or(kept, own);
   const Progress none;  // RunWriter keeps a reference
   RunWriter out(base, none, buffers.run, GapFill::kLeave);
   H5J_RETURN_IF_ERROR(apply_overlay(overlay, from, logical_size, *physical_end, journal, out, buffers.gathered));
@@ -285,7 +288,7 @@ Status apply_raw_layer(const RawLayer& raw, uint64_t limit, const DataLogSource&
                        const BucketFilter& mine, ApplyBuffers* kept) {
   ApplyBuffers own;
   const Progress none;  // RunWriter keeps a reference
-  RunWriter out(base, none, kept != nullptr ? kept->run : own.run, gaps);
+  RunWriter out(base, none, kept_or(kept, own).run, gaps);
   H5J_RETURN_IF_ERROR(apply_raw(raw, limit, data_log, out, mine));
   return out.flush();
 }
@@ -296,7 +299,7 @@ Status apply_image(const RawLayer& raw, const ExtentMap& overlay, uint64_t logic
   auto physical_end = base.size();
   if (!physical_end) return physical_end.status();
   ApplyBuffers own;
-  ApplyBuffers& buffers = kept != nullptr ? *kept : own;
+  ApplyBuffers& buffers = kept_or(kept, own);
   RunWriter out(base, progress, buffers.run, GapFill::kLeave);
   // The overlay's bytes land over the raw layer's: RunWriter issues its
   // writes in the order it is given them.
