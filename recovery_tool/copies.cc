@@ -30,7 +30,7 @@ Status copy_file(const std::string& from, const std::string& to) {
   if (!out) return out.status();
   auto size = (*in)->size();
   if (!size) return size.status();
-  auto buffer = (*in)->allocate_buffer(8 << 20);
+  auto buffer = (*in)->allocate_buffer(8 << 20, Pages::kSystem);
   if (!buffer) return buffer.status();
   // Only the runs that hold data: a sparse file's holes stay holes, so the
   // copy takes the space the file takes, not its size.

@@ -1,10 +1,13 @@
 // RAII, page-aligned byte buffer (page alignment keeps O_DIRECT an option),
-// from a Syscalls so that allocation failures can be injected.
+// from a Syscalls so that allocation failures can be injected.  Its pages
+// are what the caller asks for (Pages, huge_pages.h): a buffer that asks
+// for huge pages starts on one, so that the advice covers all of it.
 #pragma once
 
 #include <cstddef>
 #include <utility>
 
+#include "huge_pages.h"
 #include "syscalls.h"
 
 namespace h5j {
@@ -13,8 +16,11 @@ class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   // Allocates `size` bytes; check valid().
-  AlignedBuffer(size_t size, Syscalls& sys) : sys_(&sys), size_(size) {
-    mem_ = static_cast<std::byte*>(sys.alloc_buffer(size));
+  AlignedBuffer(size_t size, Syscalls& sys, Pages pages = Pages::kSystem) : sys_(&sys), size_(size) {
+    mem_ = static_cast<std::byte*>(sys.alloc_buffer(size, pages == Pages::kHuge ? kHugePage : 4096));
+    if (mem_ == nullptr) return;
+    if (pages == Pages::kHuge) advise_huge_pages(mem_, size);
+    if (pages == Pages::kSmall) advise_small_pages(mem_, size);
   }
   AlignedBuffer(AlignedBuffer&& o) noexcept
       : sys_(o.sys_), mem_(std::exchange(o.mem_, nullptr)), size_(std::exchange(o.size_, 0)) {}

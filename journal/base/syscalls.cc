@@ -3,9 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cstdlib>
-
-#include "huge_pages.h"
 
 namespace h5j {
 
@@ -21,11 +20,9 @@ int Syscalls::start_writeback(int fd, off_t offset, off_t length) {
 }
 int Syscalls::ftruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
 int Syscalls::uring_setup(unsigned entries, io_uring* ring) { return io_uring_queue_init(entries, ring, 0); }
-// Whole huge pages start on one, so that advice (huge_pages.h) can cover
-// every byte of them.
-void* Syscalls::alloc_buffer(size_t size) {
-  const size_t alignment = size >= kHugePage && size % kHugePage == 0 ? kHugePage : 4096;
-  return std::aligned_alloc(alignment, (size + 4095) / 4096 * 4096);
+void* Syscalls::alloc_buffer(size_t size, size_t alignment) {
+  assert(alignment >= 4096 && (alignment & (alignment - 1)) == 0);
+  return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
 }
 void Syscalls::free_buffer(void* p) { std::free(p); }
 

@@ -30,9 +30,9 @@ class Syscalls {
   virtual int uring_setup(unsigned entries, io_uring* ring);
   // The result of a completed io_uring write, as the engine sees it.
   virtual int uring_result(int res) { return res; }
-  // Page-aligned memory for I/O buffers, aligned to a huge page when it is
-  // whole huge pages; nullptr when none can be had.
-  virtual void* alloc_buffer(size_t size);
+  // Memory for I/O buffers, aligned to `alignment` (a power of two, at
+  // least a page); nullptr when none can be had.
+  virtual void* alloc_buffer(size_t size, size_t alignment);
   virtual void free_buffer(void* p);
 };
 

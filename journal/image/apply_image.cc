@@ -112,9 +112,8 @@ class RunWriter {
   // run so far.
   Status grow(size_t need) {
     const size_t size = need <= kFirstRun ? kFirstRun : kLongestApplyWrite;
-    auto bigger = base_.allocate_buffer(size);
+    auto bigger = base_.allocate_buffer(size, size == kLongestApplyWrite ? Pages::kHuge : Pages::kSystem);
     if (!bigger) return bigger.status();
-    if (size == kLongestApplyWrite) advise_huge_pages(bigger->data(), size);
     if (len_ > 0) std::memcpy(bigger->data(), run_.data(), len_);
     run_ = std::move(*bigger);
     return Status::ok();

@@ -58,9 +58,8 @@ Status GatheredReads::make_room() {
   if (bytes_.size() >= queued_) return Status::ok();
   const size_t size = queued_ <= kSmallBuffer ? kSmallBuffer : kBuffer;
   bytes_ = AlignedBuffer();  // freed before the larger one is taken
-  bytes_ = AlignedBuffer(size, real_syscalls());
+  bytes_ = AlignedBuffer(size, real_syscalls(), size == kBuffer ? Pages::kHuge : Pages::kSystem);
   if (!bytes_.valid()) return Status(Code::kNoSpace, "out of memory for " + std::to_string(size) + " bytes of journal reads");
-  if (size == kBuffer) advise_huge_pages(bytes_.data(), size);
   return Status::ok();
 }
 

@@ -116,7 +116,7 @@ class File {
   virtual Status sync_after_writes() = 0;
   virtual const char* engine_name() const = 0;
   // Memory for I/O buffers, from the engine (which may align or register it).
-  virtual Result<AlignedBuffer> allocate_buffer(size_t size);
+  virtual Result<AlignedBuffer> allocate_buffer(size_t size, Pages pages);
 };
 
 // No mode truncates a file that exists but kCreateTruncate (new files of
@@ -198,7 +198,7 @@ std::pair<std::string, std::string> split_directory(const std::string& path);
 std::string absolute_name(const std::string& path);
 
 // An AlignedBuffer from `sys`, or kNoSpace ("out of memory") naming `what`.
-Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what);
+Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, Pages pages, const std::string& what);
 
 // Reads bytes [offset, offset + out.size()) of some file (a journal, a data
 // log), exactly, or fails.

@@ -41,7 +41,7 @@ class ForwardingFile : public File {
   Status wait_write(uint64_t t) override { return in_->wait_write(t); }
   Status sync_after_writes() override { return in_->sync_after_writes(); }
   const char* engine_name() const override { return in_->engine_name(); }
-  Result<AlignedBuffer> allocate_buffer(size_t size) override { return in_->allocate_buffer(size); }
+  Result<AlignedBuffer> allocate_buffer(size_t size, Pages pages) override { return in_->allocate_buffer(size, pages); }
 
  private:
   std::unique_ptr<File> in_;

@@ -300,13 +300,15 @@ FileSystem& posix_filesystem() {
   return fs;
 }
 
-Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, const std::string& what) {
-  AlignedBuffer b(size, sys);
+Result<AlignedBuffer> allocate_buffer(Syscalls& sys, size_t size, Pages pages, const std::string& what) {
+  AlignedBuffer b(size, sys, pages);
   if (!b.valid()) return Status(Code::kNoSpace, "out of memory for a " + std::to_string(size) + "-byte buffer for " + what);
   return b;
 }
 
-Result<AlignedBuffer> File::allocate_buffer(size_t size) { return h5j::allocate_buffer(real_syscalls(), size, path()); }
+Result<AlignedBuffer> File::allocate_buffer(size_t size, Pages pages) {
+  return h5j::allocate_buffer(real_syscalls(), size, pages, path());
+}
 
 Status read_exact(File& file, uint64_t offset, std::span<std::byte> out) {
   auto n = file.read_at(offset, out);

@@ -44,7 +44,9 @@ class PosixFile : public File {
   Status sync_after_writes() override { return sync_data(); }
   const char* engine_name() const override { return "sync"; }
 
-  Result<AlignedBuffer> allocate_buffer(size_t size) override { return h5j::allocate_buffer(sys_, size, path_); }
+  Result<AlignedBuffer> allocate_buffer(size_t size, Pages pages) override {
+    return h5j::allocate_buffer(sys_, size, pages, path_);
+  }
 
   int fd() const { return fd_.get(); }
 

@@ -34,7 +34,7 @@ Status ReadAhead::make_room(File& file, size_t need) {
   if (room_.valid() && room_.size() >= need) return Status::ok();
   size_t size = std::min(size_, std::max({need, first_, 2 * room_.size()}));
   room_ = AlignedBuffer();  // freed before the larger one is taken
-  auto room = file.allocate_buffer(size);
+  auto room = file.allocate_buffer(size, Pages::kSystem);
   if (!room) return room.status();
   room_ = std::move(*room);
   return Status::ok();

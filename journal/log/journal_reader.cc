@@ -46,7 +46,7 @@ Result<std::optional<uint64_t>> JournalReader::resync(uint64_t from, bool begin_
     return std::optional<uint64_t>();
   }
   const size_t kPiece = std::min<uint64_t>(1 << 20, file_size_ - pos);
-  auto buffer = file_.allocate_buffer(kPiece + kRecordHeaderSize);
+  auto buffer = file_.allocate_buffer(kPiece + kRecordHeaderSize, Pages::kSystem);
   if (!buffer) return buffer.status();
   while (pos + kRecordHeaderSize <= file_size_) {
     size_t n = std::min<uint64_t>(kPiece + kRecordHeaderSize, file_size_ - pos);

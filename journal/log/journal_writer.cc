@@ -224,11 +224,12 @@ Status JournalWriter::append_record(RecordType type, std::span<const std::byte> 
 }
 
 // One allocation for the whole ring, at the first record: each mapping
-// costs page faults to make (with transparent huge pages, a 2 MiB page
-// zeroed) and a TLB flush to undo, and a session that commits nothing (a
-// file created and closed, close_uncommitted.cc) needs none.
+// costs page faults to make and a TLB flush to undo, and a session that
+// commits nothing (a file created and closed, close_uncommitted.cc) needs
+// none.  In small pages: a commit writes the start of one buffer, and a
+// huge page would be zeroed whole for it (huge_pages.h).
 Status JournalWriter::allocate_ring() {
-  auto mem = file_.allocate_buffer(ring_.size() * opts_.buffer_size);
+  auto mem = file_.allocate_buffer(ring_.size() * opts_.buffer_size, Pages::kSmall);
   if (!mem) return mem.status();
   ring_mem_ = std::move(*mem);
   for (size_t i = 0; i < ring_.size(); ++i)

@@ -104,7 +104,9 @@ class FaultSyscalls : public Syscalls {
     if (f_.err == Err::kShort) return res > 1 ? res / 2 : res;
     return -err_code(f_.err);
   }
-  void* alloc_buffer(size_t size) override { return hit(Kind::kAlloc) ? nullptr : Syscalls::alloc_buffer(size); }
+  void* alloc_buffer(size_t size, size_t alignment) override {
+    return hit(Kind::kAlloc) ? nullptr : Syscalls::alloc_buffer(size, alignment);
+  }
 
  private:
   bool hit(Kind k) {

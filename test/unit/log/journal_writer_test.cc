@@ -237,7 +237,7 @@ TEST_CASE("backpressure: every buffer is written once, in ring order") {
   CHECK(file.submitted <= 12);
 }
 
-TEST_CASE("the ring is allocated at the first record, once, and a session with none allocates nothing") {
+TEST_CASE("the ring is allocated at the first record, once, in small pages, and a session with none allocates nothing") {
   CountedRing ring;
   CountingFile& file = ring.file;
   JournalWriter& w = **ring.w;
@@ -247,6 +247,7 @@ TEST_CASE("the ring is allocated at the first record, once, and a session with n
   auto data = pattern(100, 3);
   REQUIRE(w.append_write(0, 0, data));
   CHECK(file.asked == std::vector<size_t>{2 * 4096});
+  CHECK(file.pages_asked == std::vector<Pages>{Pages::kSmall});  // a commit writes a buffer's start alone
   REQUIRE(w.commit({1000, 0, 0}));
   commit_records(w, 20, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
   CHECK(file.asked.size() == 1);
