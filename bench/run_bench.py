@@ -310,6 +310,25 @@ class ParallelBench(Bench):
         return f"{workload}/np{self.ranks}/{driver}"
 
 
+def transparent_huge_pages():
+    """The system's transparent huge pages mode ("always", "madvise" or
+    "never"): where it is "always", every buffer not advised otherwise may
+    be zeroed 2 MiB at a time at its first touch."""
+    try:
+        modes = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().split()
+    except OSError:
+        return "unknown"
+    return next((m.strip("[]") for m in modes if m.startswith("[")), "unknown")
+
+
+def machine_line(args, b, load_when, rounds_how):
+    return (f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
+            f"transparent huge pages {transparent_huge_pages()}; "
+            f"load average {os.getloadavg()[0]:.1f} {load_when}; files in {args.work}; "
+            f"{b.size('reps')} rounds, {rounds_how}; "
+            f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.")
+
+
 def median(samples, key):
     return statistics.median(s[key] for s in samples)
 
@@ -501,10 +520,7 @@ def main():
     live = b.live_readers()
 
     rep = Report()
-    rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
-            f"load average {os.getloadavg()[0]:.1f} at the end; files in {args.work}; "
-            f"{b.size('reps')} rounds, drivers alternating; "
-            f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
+    rep.add(machine_line(args, b, "at the end", "drivers alternating"), "")
     report_disk(rep, bare_write, bare_sync, bare_scatter)
     for mib, res in w1.items():
         report_per_driver(rep, f"W1 checkpoint: {mib} MiB in 8 contiguous datasets", res, "MB/s", throughput)
@@ -909,10 +925,8 @@ def main_parallel(args):
                                                     tag=f"/{kib}KiB")
 
     rep = Report()
-    rep.add(f"Machine: {platform.node()}, {os.cpu_count()} cores, Linux {platform.release()}; "
-            f"load average {os.getloadavg()[0]:.1f} at the end (other users of the cores); "
-            f"files in {args.work}; {b.size('reps')} rounds, drivers alternating, each sample a fresh mpiexec; "
-            f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.", "")
+    rep.add(machine_line(args, b, "at the end (other users of the cores)",
+                         "drivers alternating, each sample a fresh mpiexec"), "")
     report_parallel(rep, f"Parallel W1 checkpoint: {b.size('p_w1_mib')} MiB in 8 contiguous datasets, "
                          "each rank its share of each", w1)
     report_parallel(rep, f"Parallel W2 strided: {b.size('p_w2_edge')}³ doubles in 32³ blocks, each rank its slab",
