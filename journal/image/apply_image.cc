@@ -47,6 +47,8 @@ class RunWriter {
   RunWriter(File& base, const Progress& progress, AlignedBuffer& run, GapFill gaps)
       : base_(base), progress_(progress), run_(run), gaps_(gaps) {}
 
+  // The file written: also where the apply's buffers come from.
+  File& file() const { return base_; }
   // Room for n <= kLongestApplyWrite bytes at `addr`, above the last room.
   Result<std::span<std::byte>> next(uint64_t addr, size_t n) {
     assert(n <= kLongestApplyWrite);
@@ -220,7 +222,7 @@ Status put_held(const SlicePiece& p, RunWriter& out) {
 
 Status apply_slice(std::span<const SlicePiece> slice, uint64_t logical_size, uint64_t physical_end,
                    const ByteSource& journal, GatheredReads& gathered, RunWriter& out) {
-  H5J_RETURN_IF_ERROR(gathered.read_all(journal));
+  H5J_RETURN_IF_ERROR(gathered.read_all(journal, out.file()));
   size_t next = 0;
   for (const SlicePiece& p : slice) {
     const ExtentMap::Extent& e = p.e;

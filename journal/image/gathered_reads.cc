@@ -14,9 +14,9 @@ void GatheredReads::add(uint64_t src, uint64_t len) {
   queued_ += len;
 }
 
-Status GatheredReads::read_all(const ByteSource& journal) {
+Status GatheredReads::read_all(const ByteSource& journal, File& memory) {
   assert(!read_);
-  H5J_RETURN_IF_ERROR(make_room());
+  H5J_RETURN_IF_ERROR(make_room(memory));
   std::vector<uint32_t> order(ranges_.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return ranges_[a].src < ranges_[b].src; });
@@ -53,13 +53,14 @@ Status GatheredReads::read_joined(const ByteSource& journal, std::span<const uin
   return Status::ok();
 }
 
-Status GatheredReads::make_room() {
+Status GatheredReads::make_room(File& memory) {
   assert(queued_ < kBuffer);
   if (bytes_.size() >= queued_) return Status::ok();
   const size_t size = queued_ <= kSmallBuffer ? kSmallBuffer : kBuffer;
   bytes_ = AlignedBuffer();  // freed before the larger one is taken
-  bytes_ = AlignedBuffer(size, real_syscalls(), size == kBuffer ? Pages::kHuge : Pages::kSystem);
-  if (!bytes_.valid()) return Status(Code::kNoSpace, "out of memory for " + std::to_string(size) + " bytes of journal reads");
+  auto room = memory.allocate_buffer(size, size == kBuffer ? Pages::kHuge : Pages::kSystem);
+  if (!room) return room.status();
+  bytes_ = std::move(*room);
   return Status::ok();
 }
 

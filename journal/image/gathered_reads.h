@@ -66,8 +66,10 @@ class GatheredReads {
   // for the i-th call since clear().
   void add(uint64_t src, uint64_t len);
   bool full() const { return queued_ >= kMaxBytes || ranges_.size() >= kMaxRanges; }
-  // Reads every queued range through `journal`, in increasing offset.
-  Status read_all(const ByteSource& journal);
+  // Reads every queued range through `journal`, in increasing offset, into
+  // a buffer from `memory` (the file the apply writes: its engine's seam,
+  // which a test can make refuse).
+  Status read_all(const ByteSource& journal, File& memory);
   // Range i's bytes, once read_all() succeeded.
   std::span<const std::byte> range(size_t i) const;
   void clear();
@@ -79,7 +81,7 @@ class GatheredReads {
   };
   std::vector<Range> ranges_;  // in the order queued
   Status read_joined(const ByteSource& journal, std::span<const uint32_t> which, uint64_t from, uint64_t to);
-  Status make_room();
+  Status make_room(File& memory);
   AlignedBuffer bytes_;  // holds queued_ bytes once read
   std::vector<std::byte> joined_;  // a joined read's bytes, gaps and all
   uint64_t queued_ = 0;  // bytes, in all

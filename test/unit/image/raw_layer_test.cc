@@ -2,6 +2,7 @@
 // pattern yields in any range, the patterns a builder makes of any runs,
 // and the bytes a layer lays onto any range, newest extent winning.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "allocations_file.h"
 #include "apply_image.h"
 #include "forwarding_file.h"
 #include "gathered_reads.h"
@@ -363,6 +365,42 @@ TEST_CASE("kept apply buffers serve apply after apply from the same memory, the 
   CHECK(gathered[1] == gathered[0]);
   CHECK(gathered[2] == gathered[0]);
   CHECK(reinterpret_cast<uintptr_t>(gathered[0]) % kHugePage == 0);  // 384 KiB gathered: past the heap's buffer
+}
+
+// The gathered buffer, like the write buffer, comes from the file the
+// apply writes (File::allocate_buffer): the engine's seam, where the fault
+// sweep refuses allocations.  Refused, the apply fails with the seam's
+// error, and writes nothing.
+TEST_CASE("an apply takes its gathered buffer from the file it writes, and fails cleanly when refused") {
+  ModelFile f(1 << 20);
+  std::mt19937 rng(8);
+  ExtentMap overlay;
+  std::vector<std::byte> journal;
+  for (uint64_t addr = 0; addr < (512u << 10); addr += 16 << 10) {  // 32 small extents: 128 KiB gathered
+    journal.resize(journal.size() + GatheredReads::kJoinGap + 1);
+    overlay.insert(addr, 4 << 10, journal.size());
+    for (int b = 0; b < (4 << 10); ++b) journal.push_back(std::byte(rng()));
+  }
+  auto from_journal = [&](uint64_t off, std::span<std::byte> out) {
+    std::memcpy(out.data(), journal.data() + off, out.size());
+    return Status::ok();
+  };
+  test::AllocationsFile seam(f.dir.path("base"), UniqueFd(::open(f.dir.path("base").c_str(), O_RDWR | O_CLOEXEC)));
+  seam.refuse = true;
+  ApplyBuffers kept;
+  Status refused = write_overlay(overlay, 0, f.model.size(), from_journal, seam, &kept);
+  CHECK(refused.code() == Code::kNoSpace);
+  CHECK(refused.message().find("buffer allocation refused") != std::string::npos);
+  CHECK(seam.pages_asked == std::vector<Pages>{Pages::kHuge});  // 128 KiB: past the heap's 64 KiB
+  f.check();  // nothing written
+  seam.refuse = false;
+  REQUIRE(write_overlay(overlay, 0, f.model.size(), from_journal, seam, &kept));
+  for (uint64_t addr = 0, at = 0; addr < (512u << 10); addr += 16 << 10) {
+    at += GatheredReads::kJoinGap + 1;
+    std::memcpy(f.model.data() + addr, journal.data() + at, 4 << 10);
+    at += 4 << 10;
+  }
+  f.check();
 }
 
 // A metadata block rewritten in part at every commit is many small
