@@ -24,7 +24,6 @@ void* Syscalls::alloc_buffer(size_t size, size_t alignment) {
   assert(alignment >= 4096 && (alignment & (alignment - 1)) == 0);
   return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
 }
-void Syscalls::free_buffer(void* p) { std::free(p); }
 
 Syscalls& real_syscalls() {
   static Syscalls sys;  // stateless

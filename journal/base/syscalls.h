@@ -31,9 +31,12 @@ class Syscalls {
   // The result of a completed io_uring write, as the engine sees it.
   virtual int uring_result(int res) { return res; }
   // Memory for I/O buffers, aligned to `alignment` (a power of two, at
-  // least a page); nullptr when none can be had.
+  // least a page); nullptr when none can be had.  It comes from the C
+  // allocator and is freed with std::free, not through this seam: a buffer
+  // may outlive the seam that made it (the process's pool of apply buffers,
+  // apply_buffers_pool.h, keeps buffers a file's apply allocated after that
+  // file and its file system are gone).
   virtual void* alloc_buffer(size_t size, size_t alignment);
-  virtual void free_buffer(void* p);
 };
 
 Syscalls& real_syscalls();
