@@ -4,7 +4,6 @@
 #include <cassert>
 #include <cstring>
 #include <numeric>
-#include <string>
 
 namespace h5j {
 
