@@ -109,8 +109,14 @@ FileSystem& filesystem_for(hid_t fapl);
 // thread-safe or must come in order).  Started at its first use, joined
 // when HDF5 unregisters the driver (h5fd_journal.cc).
 ClosingThread* closing_thread_for(FileSystem& fs);
-// The buffers every file of the process applies through (apply_buffers_pool.h).
-ApplyBuffersPool* apply_buffers_pool();
+// The buffers the files of a process share: those every apply works in
+// (apply_buffers_pool.h), and the journals' rings, each kept from one
+// session for the next (buffer_pool.h).
+struct SharedBuffers {
+  ApplyBuffersPool applies;
+  BufferPool rings;
+};
+SharedBuffers& shared_buffers();
 
 struct FaplConfig {
   H5FD_journal_fapl_t values;

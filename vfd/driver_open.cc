@@ -156,7 +156,8 @@ H5FD_t* journal_open(const char* given_name, unsigned flags, hid_t fapl, haddr_t
     opts.reader_in_writer_passive = true;  // HDF5 merges such an open into the file it has open
     opts.journal_named_after_file = true;
     opts.closing_thread = closing_thread_for(fs);
-    opts.apply_buffers = apply_buffers_pool();
+    opts.apply_buffers = &shared_buffers().applies;
+    opts.ring.pool = &shared_buffers().rings;
     auto file = open_journaled(name, access_for(flags), std::move(opts), ranks->get());
     if (!file) return push_error(fn, H5E_CANTOPENFILE, file.status()), nullptr;
     // A reader of a journaled file is registered with the writers through

@@ -18,14 +18,14 @@ namespace {
 // instances registered over other file systems (tests), the thread
 // that closes removed journals, which must end before the driver's code
 // may be unloaded (HDF5 unloads a plugin after unregistering it), and the
-// buffers every file's applies share.  Both end with the driver's
+// buffers every file shares.  Both end with the driver's
 // terminate, never by a static destructor: a plugin's static destructors
 // run at exit before HDF5's exit handler, which unregisters the driver and
 // so calls terminate.
 hid_t g_driver_id = H5I_INVALID_HID;
 std::vector<std::pair<hid_t, FileSystem*>> g_instances;
 ClosingThread* g_closing_thread = nullptr;
-ApplyBuffersPool* g_apply_buffers = nullptr;
+SharedBuffers* g_shared_buffers = nullptr;
 
 }  // namespace
 
@@ -43,9 +43,9 @@ ClosingThread* closing_thread_for(FileSystem& fs) {
   return g_closing_thread;
 }
 
-ApplyBuffersPool* apply_buffers_pool() {
-  if (g_apply_buffers == nullptr) g_apply_buffers = new ApplyBuffersPool;
-  return g_apply_buffers;
+SharedBuffers& shared_buffers() {
+  if (g_shared_buffers == nullptr) g_shared_buffers = new SharedBuffers;
+  return *g_shared_buffers;
 }
 
 namespace {
@@ -145,7 +145,7 @@ herr_t journal_terminate() {
   g_driver_id = H5I_INVALID_HID;
   g_instances.clear();
   delete std::exchange(g_closing_thread, nullptr);  // closes what waits
-  delete std::exchange(g_apply_buffers, nullptr);   // HDF5 has closed every file
+  delete std::exchange(g_shared_buffers, nullptr);  // HDF5 has closed every file
   return 0;
 }
 

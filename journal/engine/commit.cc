@@ -490,7 +490,7 @@ Status JournaledFile::close_in_log_form() {
   if (background_) H5J_RETURN_IF_ERROR(make_commits_durable());
   H5J_RETURN_IF_ERROR(base_->guard(/*log_form=*/true));
   if (opts_.ring.durable) H5J_RETURN_IF_ERROR(base_->sync_data());
-  txn_.reset();
+  end_records();
   data_logs_.stop();
   return Status::ok();
 }
@@ -569,9 +569,14 @@ void JournaledFile::follow_moved_journal() {
 // left there, beside its file, holding only what the close has put in the
 // file (retired, when the close could retire it), and so are its readers
 // file and data logs.
+void JournaledFile::end_records() {
+  if (txn_) txn_->records().give_back_ring();
+  txn_.reset();
+}
+
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   follow_moved_journal();
-  txn_.reset();
+  end_records();
   std::vector<std::unique_ptr<File>> handles = data_logs_.take_files();
   handles.push_back(std::move(journal_));
   // The background sync's own handle on the journal (durable=100ms) may be

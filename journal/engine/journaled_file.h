@@ -386,6 +386,9 @@ class JournaledFile : private RecoveredImage {
   // A close's journal, once the image is durable: the next generation's
   // header, with no record, written back for the file's sync to flush.
   Status retire_journal();
+  // The session's records ended by a clean close: the ring goes back to
+  // the process's pool for its next file (buffer_pool.h).
+  void end_records();
   // The journal, the data logs and the readers file removed; with
   // `sync_journal` the journal's removal durable before the logs go, with
   // `sync_logs` theirs after.

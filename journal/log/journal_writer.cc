@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <optional>
 
 #include "coding.h"
 #include "crc32c.h"
@@ -203,6 +204,7 @@ Status JournalWriter::write_next_header(const JournalHeader& next) {
 }
 
 Status JournalWriter::append_record(RecordType type, std::span<const std::byte> payload_head, Gather payload_body) {
+  assert(!ring_given_back_);
   // Before the BEGIN is placed: a refused ring leaves it to the next record.
   if (!ring_mem_.valid()) H5J_RETURN_IF_ERROR(allocate_ring());
   if (type != RecordType::kBegin) H5J_RETURN_IF_ERROR(place_begin());
@@ -226,15 +228,33 @@ Status JournalWriter::append_record(RecordType type, std::span<const std::byte> 
 // One allocation for the whole ring, at the first record: each mapping
 // costs page faults to make and a TLB flush to undo, and a session that
 // commits nothing (a file created and closed, close_uncommitted.cc) needs
-// none.  In small pages: a commit writes the start of one buffer, and a
-// huge page would be zeroed whole for it (huge_pages.h).
+// none.  The last session's ring if the pool kept one (buffer_pool.h): its
+// pages are faulted in already.  In small pages: a commit writes the start
+// of one buffer, and a huge page would be zeroed whole for it
+// (huge_pages.h).
 Status JournalWriter::allocate_ring() {
-  auto mem = file_.allocate_buffer(ring_.size() * opts_.buffer_size, Pages::kSmall);
-  if (!mem) return mem.status();
-  ring_mem_ = std::move(*mem);
+  const size_t size = ring_.size() * opts_.buffer_size;
+  std::optional<AlignedBuffer> kept = opts_.pool ? opts_.pool->take(size, Pages::kSmall) : std::nullopt;
+  if (kept) {
+    ring_mem_ = std::move(*kept);
+  } else {
+    auto mem = file_.allocate_buffer(size, Pages::kSmall);
+    if (!mem) return mem.status();
+    ring_mem_ = std::move(*mem);
+  }
   for (size_t i = 0; i < ring_.size(); ++i)
     ring_[i].mem = std::span(ring_mem_.data() + i * opts_.buffer_size, opts_.buffer_size);
   return Status::ok();
+}
+
+void JournalWriter::give_back_ring() {
+  ring_given_back_ = true;
+  if (opts_.pool == nullptr || !ring_mem_.valid()) return;
+  // The kernel may still be writing from it (io_uring): not another
+  // writer's until every write is done.
+  if (!file_.wait_write(UINT64_MAX)) return;
+  for (Buffer& b : ring_) b.mem = {};
+  opts_.pool->give_back(std::move(ring_mem_), Pages::kSmall);
 }
 
 Status JournalWriter::append_bytes(std::span<const std::byte> bytes) {
@@ -348,6 +368,7 @@ Status JournalWriter::read_written(uint64_t offset, std::span<std::byte> out, ui
 }
 
 Status JournalWriter::read(uint64_t offset, std::span<std::byte> out) {
+  assert(!ring_given_back_);
   while (!out.empty()) {
     const Buffer* holder = nullptr;
     for (const auto& b : ring_)

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "aligned_buffer.h"
+#include "buffer_pool.h"
 #include "file.h"
 #include "format.h"
 #include "read_ahead.h"
@@ -57,6 +58,10 @@ struct RingOptions {
   uint32_t buffers = 4;
   size_t buffer_size = 1 << 20;
   bool durable = true;
+  // Where the ring comes from and, given back at the session's end
+  // (give_back_ring), goes to; nullptr: allocated, and freed with the
+  // writer.  Not owned; outlives the writer.
+  BufferPool* pool = nullptr;
 };
 
 class JournalWriter {
@@ -72,6 +77,11 @@ class JournalWriter {
   // each generation.  Placed, not appended now: a session that never puts a
   // record in the journal (close_uncommitted.cc) never allocates the ring.
   void note_each_generation(std::string note) { note_ = std::move(note); }
+  // The session's end: once no write from the ring is in flight, the ring
+  // goes back to its pool (RingOptions::pool) for the process's next
+  // writer.  Nothing but the destructor may follow.  Without a pool, or
+  // with a write that failed, the ring stays, and is freed with the writer.
+  void give_back_ring();
   // A WRITE record; returns the journal offset where `data` lands.
   Result<uint64_t> append_write(uint64_t address, uint32_t tag, std::span<const std::byte> data);
   Status comment(std::string_view text);
@@ -221,6 +231,7 @@ class JournalWriter {
   uint64_t allocated_end_ = 0;  // the journal file is written up to here
   uint64_t durable_end_ = 0;    // ... and durably so (synced since written), up to here
   bool preallocate_ = true;     // false after a full disk, and after stop_zeros_ahead()
+  bool ring_given_back_ = false;  // give_back_ring(): no record may follow
   uint64_t zeros_ahead_;        // how far past the records the next zeros reach (reserve())
   // Journal bytes below the ring's, read by read_written: true until
   // reset(), since they are not written again within a generation.

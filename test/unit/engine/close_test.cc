@@ -417,3 +417,25 @@ TEST_CASE_FIXTURE(FileInDir, "a file given a pool of apply buffers applies throu
   CHECK_FALSE(another->run.valid());  // one set served the file: a second is new
   CHECK(test::read_file(path) == std::vector<std::byte>(5000, std::byte(8)));
 }
+
+// The files of a process write their journals through rings kept from one
+// session for the next (buffer_pool.h): a clean close gives its ring back,
+// and the next file's first record takes it rather than allocating its own.
+TEST_CASE_FIXTURE(FileInDir, "a close gives its journal's ring back to the pool, and the next file writes through it") {
+  BufferPool pool;
+  opts.ring.pool = &pool;
+  const std::string second = dir.path("second.h5");
+  for (const std::string& name : {path, second}) {
+    JournalOptions o = opts;
+    o.journal_path = name + ".jnl";
+    auto f = JournaledFile::open(name, Access::kCreateTruncate, o);
+    REQUIRE(f);
+    for (int commit = 0; commit < 2; ++commit) {  // the second's records go through the ring
+      REQUIRE((*f)->write(0, std::vector<std::byte>(5000, std::byte(7 + commit)), 3));
+      REQUIRE((*f)->commit());
+    }
+    REQUIRE((*f)->close());
+    CHECK(pool.idle() == 1);  // the second file's close gave back the ring the first's did
+    CHECK(test::read_file(name) == std::vector<std::byte>(5000, std::byte(8)));
+  }
+}

@@ -253,6 +253,69 @@ TEST_CASE("the ring is allocated at the first record, once, in small pages, and 
   CHECK(file.asked.size() == 1);
 }
 
+namespace {
+
+// A CountingFile whose wait for its writes can be made to fail.
+class WaitFailingFile : public CountingFile {
+ public:
+  using CountingFile::CountingFile;
+  Status wait_write(uint64_t ticket) override {
+    return fail_wait ? Status(Code::kIoError, "wait refused", EIO) : CountingFile::wait_write(ticket);
+  }
+  bool fail_wait = false;
+};
+
+std::unique_ptr<JournalWriter> pooled_writer(File& file, BufferPool& pool) {
+  JournalHeader h;
+  h.generation = 1;
+  auto w = JournalWriter::start(file, h, RingOptions{2, 4096, false, &pool}, false);
+  REQUIRE(w);
+  return std::move(*w);
+}
+
+UniqueFd new_fd(const std::string& path) { return UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644)); }
+
+}  // namespace
+
+// A session's ring goes back to the process's pool at its end
+// (buffer_pool.h); the next session's first record takes it, allocates
+// nothing, and its records, spanning and wrapping the reused ring, land as
+// they would in a new one.
+TEST_CASE("a session's ring goes back to its pool at the end, and the next session writes through it") {
+  TempDir dir;
+  BufferPool pool;
+  CountingFile first(dir.path("a.jnl"), new_fd(dir.path("a.jnl")));
+  auto a = pooled_writer(first, pool);
+  commit_records(*a, 5, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
+  CHECK(first.asked.size() == 1);
+  a->give_back_ring();
+  CHECK(pool.idle() == 1);
+  a.reset();
+  CountingFile second(dir.path("b.jnl"), new_fd(dir.path("b.jnl")));
+  auto b = pooled_writer(second, pool);
+  Written written = commit_records(*b, 20, [](uint32_t t) { return 1000 + 300 * t; }, [](uint32_t t) { return t + 50; });
+  CHECK(second.asked.empty());
+  CHECK(pool.idle() == 0);
+  for (const auto& [offset, data] : written) {
+    std::vector<std::byte> back(data.size());
+    REQUIRE(read_exact(second, offset, back));
+    CHECK(back == data);
+  }
+}
+
+// A ring the kernel may still be writing from is no other writer's: if the
+// wait for its writes fails, it stays with its writer and is freed with it.
+TEST_CASE("a ring whose writes could not be waited for is not given back") {
+  TempDir dir;
+  BufferPool pool;
+  WaitFailingFile file(dir.path("a.jnl"), new_fd(dir.path("a.jnl")));
+  auto w = pooled_writer(file, pool);
+  commit_records(*w, 2, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
+  file.fail_wait = true;
+  w->give_back_ring();
+  CHECK(pool.idle() == 0);
+}
+
 TEST_CASE("a ring refused its memory at the first record fails that record, and the next one tries again") {
   CountedRing ring;
   CountingFile& file = ring.file;
