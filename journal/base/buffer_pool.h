@@ -8,9 +8,9 @@
 // flushes the other cores' TLBs; the next session's ring then faults its
 // pages in again, at 13 us a 4 KiB page on the benchmark's virtual
 // machines.  A loop of files, each created, written, flushed and closed,
-// spent 164 to 266 us on its first commit and 369 to 531 us on its close
-// with a ring each; 51 to 94 and 239 to 357 us with the ring kept here
-// (sec2: 5 and 10 us).
+// spent 152 to 216 us on its first commit and 304 to 418 us on its close
+// with a ring each; 46 to 55 and 198 to 239 us with the ring kept here
+// (sec2: 5 and 10 us; design.md §4).
 //
 // At most kMaxIdle buffers wait, so that a program that had many files
 // open at once keeps no more than that once it has closed them.

@@ -563,17 +563,17 @@ void JournaledFile::follow_moved_journal() {
   if (readers_) readers_->moved_to(readers_path_for(now));
 }
 
+void JournaledFile::end_records() {
+  if (txn_) txn_->records().give_back_ring();
+  txn_.reset();
+}
+
 // Only by names that still lead to this writer's journal: another writer's
 // journal may have taken its name (above), whose commits a removal by name
 // would take.  Where the system cannot tell where the journal went, it is
 // left there, beside its file, holding only what the close has put in the
 // file (retired, when the close could retire it), and so are its readers
 // file and data logs.
-void JournaledFile::end_records() {
-  if (txn_) txn_->records().give_back_ring();
-  txn_.reset();
-}
-
 Status JournaledFile::remove_journal_files(bool sync_journal, bool sync_logs) {
   follow_moved_journal();
   end_records();
