@@ -31,8 +31,12 @@ class CountingFile : public test::AllocationsFile {
     reads.push_back(out.size());
     return PosixFile::read_at(offset, out);
   }
+  Status wait_write(uint64_t ticket) override {
+    return fail_wait ? Status(Code::kIoError, "wait refused", EIO) : PosixFile::wait_write(ticket);
+  }
   int submitted = 0;
   std::vector<size_t> reads;  // each read's length, in order
+  bool fail_wait = false;     // wait_write fails
 };
 
 std::vector<std::byte> pattern(size_t n, uint32_t seed) {
@@ -59,17 +63,18 @@ Written commit_records(JournalWriter& w, uint32_t count, Size size, Seed seed) {
   return written;
 }
 
-// A ring of two 4 KiB buffers, not durable, over a CountingFile.
+// A ring of two 4 KiB buffers, not durable, over a CountingFile, its
+// memory from `pool` if given.
 struct CountedRing {
   TempDir dir;
   CountingFile file;
   Result<std::unique_ptr<JournalWriter>> w = Status(Code::kInvalid, "not started");
-  explicit CountedRing(uint32_t block_size = kBlockSize)
+  explicit CountedRing(uint32_t block_size = kBlockSize, BufferPool* pool = nullptr)
       : file(dir.path("c.jnl"), UniqueFd(::open(dir.path("c.jnl").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644))) {
     JournalHeader h;
     h.generation = 1;
     h.block_size = block_size;
-    w = JournalWriter::start(file, h, RingOptions{2, 4096, false}, false);
+    w = JournalWriter::start(file, h, RingOptions{2, 4096, false, pool}, false);
     REQUIRE(w);
   }
 };
@@ -253,52 +258,26 @@ TEST_CASE("the ring is allocated at the first record, once, in small pages, and 
   CHECK(file.asked.size() == 1);
 }
 
-namespace {
-
-// A CountingFile whose wait for its writes can be made to fail.
-class WaitFailingFile : public CountingFile {
- public:
-  using CountingFile::CountingFile;
-  Status wait_write(uint64_t ticket) override {
-    return fail_wait ? Status(Code::kIoError, "wait refused", EIO) : CountingFile::wait_write(ticket);
-  }
-  bool fail_wait = false;
-};
-
-std::unique_ptr<JournalWriter> pooled_writer(File& file, BufferPool& pool) {
-  JournalHeader h;
-  h.generation = 1;
-  auto w = JournalWriter::start(file, h, RingOptions{2, 4096, false, &pool}, false);
-  REQUIRE(w);
-  return std::move(*w);
-}
-
-UniqueFd new_fd(const std::string& path) { return UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644)); }
-
-}  // namespace
-
 // A session's ring goes back to the process's pool at its end
 // (buffer_pool.h); the next session's first record takes it, allocates
 // nothing, and its records, spanning and wrapping the reused ring, land as
 // they would in a new one.
 TEST_CASE("a session's ring goes back to its pool at the end, and the next session writes through it") {
-  TempDir dir;
   BufferPool pool;
-  CountingFile first(dir.path("a.jnl"), new_fd(dir.path("a.jnl")));
-  auto a = pooled_writer(first, pool);
-  commit_records(*a, 5, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
-  CHECK(first.asked.size() == 1);
-  a->give_back_ring();
+  auto first = std::make_unique<CountedRing>(kBlockSize, &pool);
+  commit_records(**first->w, 5, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
+  CHECK(first->file.asked.size() == 1);
+  (*first->w)->give_back_ring();
   CHECK(pool.idle() == 1);
-  a.reset();
-  CountingFile second(dir.path("b.jnl"), new_fd(dir.path("b.jnl")));
-  auto b = pooled_writer(second, pool);
-  Written written = commit_records(*b, 20, [](uint32_t t) { return 1000 + 300 * t; }, [](uint32_t t) { return t + 50; });
-  CHECK(second.asked.empty());
+  first.reset();
+  CountedRing second(kBlockSize, &pool);
+  Written written =
+      commit_records(**second.w, 20, [](uint32_t t) { return 1000 + 300 * t; }, [](uint32_t t) { return t + 50; });
+  CHECK(second.file.asked.empty());
   CHECK(pool.idle() == 0);
   for (const auto& [offset, data] : written) {
     std::vector<std::byte> back(data.size());
-    REQUIRE(read_exact(second, offset, back));
+    REQUIRE(read_exact(second.file, offset, back));
     CHECK(back == data);
   }
 }
@@ -306,13 +285,11 @@ TEST_CASE("a session's ring goes back to its pool at the end, and the next sessi
 // A ring the kernel may still be writing from is no other writer's: if the
 // wait for its writes fails, it stays with its writer and is freed with it.
 TEST_CASE("a ring whose writes could not be waited for is not given back") {
-  TempDir dir;
   BufferPool pool;
-  WaitFailingFile file(dir.path("a.jnl"), new_fd(dir.path("a.jnl")));
-  auto w = pooled_writer(file, pool);
-  commit_records(*w, 2, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
-  file.fail_wait = true;
-  w->give_back_ring();
+  CountedRing ring(kBlockSize, &pool);
+  commit_records(**ring.w, 2, [](uint32_t) { return 3000; }, [](uint32_t t) { return t; });
+  ring.file.fail_wait = true;
+  (*ring.w)->give_back_ring();
   CHECK(pool.idle() == 0);
 }
 
