@@ -56,6 +56,11 @@ DURABLE_DRIVERS = ["sec2-durable", "journal/uring", "journal/sync"]
 # The time series swept: the durable drivers, both plain ones, and
 # durable=100ms beside its floor.
 SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync", "journal/within", WITHIN_FLOOR]
+# The time series swept again with four times the steps: durable and not,
+# the journal against its sec2.  A session's open, first commit and close
+# cost a fixed time that the shorter sweep's samples do not amortize.
+LONGER_SWEEP_DRIVERS = ["sec2-durable", "journal/uring", "sec2", "journal/nosync"]
+LONGER_SWEEP_FACTOR = 4
 # W4's step sizes whose durability lag under durable=100ms is measured.
 LAG_KIB = (64, 1024)
 # The busiest commit-rate sample's readers, and as many processes that only
@@ -489,11 +494,14 @@ def main():
     w3 = {small: b.alternate("w3", ["--ops", small]), large: b.alternate("w3", ["--ops", large], FEW_DRIVERS, tag=f"/{large}")}
     w4 = b.alternate("w4", ["--steps", b.size("w4_steps")], with_bare_sync=True)
     w4_sync_us = median(w4.pop("bare"), "p50_us")
-    sweep = {}
+    sweep, longer_sweep = {}, {}
     for kib in b.size("w4_sweep_kib"):
-        steps = max(16, min(500, (b.size("w4_sweep_mib") << 10) // kib))
+        steps = sweep_steps(kib, b.size("w4_sweep_mib"))
         sweep[kib] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], SWEEP_DRIVERS, tag=f"/{kib}KiB",
                                  bare_step=(kib, min(steps, 100)))
+        steps *= LONGER_SWEEP_FACTOR
+        longer_sweep[kib] = b.alternate("w4", ["--steps", steps, "--step-kib", kib], LONGER_SWEEP_DRIVERS,
+                                        tag=f"/{kib}KiB/x{steps}")
     long_w4 = {(kib, steps): b.alternate("w4", ["--steps", steps, "--step-kib", kib], LONG_DRIVERS,
                                         tag=f"/long/{kib}KiB") for kib, steps in b.size("w4_long")}
     lag = {kib: [b.run(b.sample_argv("w4", b.fresh("lag.h5"), "journal/within",
@@ -532,6 +540,7 @@ def main():
                           ops_per_second)
     report_w4(rep, b.size("w4_steps"), w4, w4_sync_us)
     report_sweep(rep, sweep)
+    report_longer_sweep(rep, sweep, longer_sweep)
     report_lag(rep, lag, sweep, bare_write, bare_sync)
     report_long_w4(rep, long_w4)
     report_strided(rep, strided)
@@ -631,6 +640,11 @@ def main():
             bytes_target(f"W4 {kib} KiB steps", res["journal/uring"], "steady_disk_bytes", "steady_bytes")
         ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
         within_target(f"W4 {kib} KiB", res)
+    for kib, res in longer_sweep.items():
+        steps = res["journal/uring"][0]["commits"]
+        ratio_target(f"W4 {kib} KiB x {steps} journal/uring vs durable sec2", res["journal/uring"],
+                     res["sec2-durable"], 1.0)
+        ratio_target(f"W4 {kib} KiB x {steps} journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
     for (kib, steps), res in long_w4.items():
         within_target(f"W4 {kib} KiB, {steps} steps,", res)
     for kib, samples in lag.items():
@@ -760,6 +774,36 @@ def report_sweep(rep, sweep):
     rep.table(["step"] + [f"{d}: flushes / bytes" for d in SWEEP_DRIVERS] +
               ["first commit's flushes, journal/uring / durable sec2", "nosync / sec2 MB/s", "within / sec2 MB/s",
                f"within / {WITHIN_FLOOR}"], rows)
+
+
+def sweep_steps(kib, mib):
+    """The steps of a sweep sample: about `mib` MiB, 16 to 500 steps."""
+    return max(16, min(500, (mib << 10) // kib))
+
+
+def fixed_ms(samples):
+    """A session's fixed part, in ms (medians): its open, its first commit
+    and its close, which the steps between do not amortize."""
+    return sum(median(samples, k) for k in ("open_seconds", "close_seconds")) * 1e3 + \
+        median(samples, "first_commit_us") / 1e3
+
+
+def report_longer_sweep(rep, sweep, longer_sweep):
+    rep.add(f"### W4 swept with {LONGER_SWEEP_FACTOR} times the steps", "",
+            "Throughput against the same sec2, durable and not, in the sweep above and with "
+            f"{LONGER_SWEEP_FACTOR} times its steps; and a session's fixed part, the open, the first commit and "
+            "the close (ms, medians), of the journal and of its sec2: what the steps between do not amortize.", "")
+    rows = []
+    for kib, res in longer_sweep.items():
+        short = sweep[kib]
+        steps = res["journal/uring"][0]["commits"]
+        rows.append([f"{kib} KiB", f"{short['journal/uring'][0]['commits']} / {steps}"] +
+                    [f"{throughput(s['journal/uring']) / throughput(s['sec2-durable']):.2f}x" for s in (short, res)] +
+                    [f"{throughput(s['journal/nosync']) / throughput(s['sec2']):.2f}x" for s in (short, res)] +
+                    [f"{fixed_ms(res['journal/uring']):.1f} / {fixed_ms(res['sec2-durable']):.1f}",
+                     f"{fixed_ms(res['journal/nosync']):.1f} / {fixed_ms(res['sec2']):.1f}"])
+    rep.table(["step", "steps", "uring / durable sec2", f"x{LONGER_SWEEP_FACTOR}", "nosync / sec2",
+               f"x{LONGER_SWEEP_FACTOR}", "fixed ms, uring / durable sec2", "fixed ms, nosync / sec2"], rows)
 
 
 def report_long_w4(rep, long_w4):
