@@ -641,7 +641,7 @@ def main():
         ratio_target(f"W4 {kib} KiB journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
         within_target(f"W4 {kib} KiB", res)
     for kib, res in longer_sweep.items():
-        steps = res["journal/uring"][0]["commits"]
+        steps = sample_steps(res)
         ratio_target(f"W4 {kib} KiB x {steps} journal/uring vs durable sec2", res["journal/uring"],
                      res["sec2-durable"], 1.0)
         ratio_target(f"W4 {kib} KiB x {steps} journal/nosync vs sec2", res["journal/nosync"], res["sec2"], 0.9)
@@ -781,6 +781,11 @@ def sweep_steps(kib, mib):
     return max(16, min(500, (mib << 10) // kib))
 
 
+def sample_steps(res):
+    """The steps of a W4 result's samples, as the samples record them."""
+    return res["journal/uring"][0]["commits"]
+
+
 def fixed_ms(samples):
     """A session's fixed part, in ms (medians): its open, its first commit
     and its close, which the steps between do not amortize."""
@@ -796,8 +801,7 @@ def report_longer_sweep(rep, sweep, longer_sweep):
     rows = []
     for kib, res in longer_sweep.items():
         short = sweep[kib]
-        steps = res["journal/uring"][0]["commits"]
-        rows.append([f"{kib} KiB", f"{short['journal/uring'][0]['commits']} / {steps}"] +
+        rows.append([f"{kib} KiB", f"{sample_steps(short)} / {sample_steps(res)}"] +
                     [f"{throughput(s['journal/uring']) / throughput(s['sec2-durable']):.2f}x" for s in (short, res)] +
                     [f"{throughput(s['journal/nosync']) / throughput(s['sec2']):.2f}x" for s in (short, res)] +
                     [f"{fixed_ms(res['journal/uring']):.1f} / {fixed_ms(res['sec2-durable']):.1f}",
