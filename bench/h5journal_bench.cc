@@ -827,7 +827,8 @@ int main(int argc, char** argv) {
   uint64_t kib = 8;
   w4->add_option("--step-kib", kib, "KiB a step (default 8)");
   bool lag = false;
-  w4->add_flag("--durability-lag", lag, "measure each commit's time to durable instead (the journal's stats, or the paced floor's)");
+  w4->add_flag("--durability-lag", lag,
+               "measure each commit's time to durable instead (the journal's stats, or the paced floor's)");
   StridedShape shape;
   shape.add_options(*with_driver(app.add_subcommand("strided", "strided small elements: 8-byte runs, a pass per offset")));
   ParticlePattern pattern;

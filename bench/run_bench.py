@@ -71,9 +71,9 @@ LAG_DRIVERS = ["journal/within", WITHIN_FLOOR]
 # CPU bounds its rate whatever the readers do.
 SPINNERS = 4
 # W4 over many intervals of durable=100ms (the sweep's samples take less
-# than one, so their close syncs the whole run): against plain sec2 and
-# the disk's own floor (WITHIN_FLOOR), and sec2 with a durable close only, which over many
-# intervals keeps no promise between its commits.
+# than one, so their close syncs the whole run): against plain sec2, the
+# disk's own floor (WITHIN_FLOOR), and sec2 with a durable close only,
+# which over many intervals keeps no promise between its commits.
 LONG_DRIVERS = ["sec2", WITHIN_FLOOR, "sec2-close-durable", "journal/nosync", "journal/within"]
 # A file per time step (created, written, closed with no H5Fflush): the
 # journal's three settings against sec2, durable and not.
