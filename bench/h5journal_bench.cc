@@ -708,23 +708,55 @@ json bare_write(const std::string& path, uint64_t mib) {
 // what W4's step would cost written bare.  Latency of each write + sync,
 // and of the sync alone: the floor of a commit, since W4's step reaches
 // the page cache in H5Dwrite, before the commit's clock starts.
-json bare_step(const std::string& path, uint64_t kib, int count) {
+//
+// With `record`, each step is made durable as a commit of one flush with
+// its bytes in place is (design.md §9): the step's writeback started, a
+// record of 512 bytes written into a second file whose zeros are durable
+// already, and written back (sync_file_range, waiting), then the file's
+// fdatasync, the one flush.  Against the plain step, this is the disk's
+// own price of the record that a crash-safe commit adds to sec2's writes.
+json bare_step(const std::string& path, uint64_t kib, int count, bool record) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) die("open " + path);
+  const std::string records_path = path + ".records";
+  constexpr off_t kRecordSpace = 4 << 20, kRecordBlock = 4096;
+  int rfd = -1;
+  std::vector<char> rec(512, 'r');
+  if (record) {
+    rfd = ::open(records_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    std::vector<char> zeros(kRecordSpace, 0);
+    if (rfd < 0 || ::pwrite(rfd, zeros.data(), zeros.size(), 0) != ssize_t(zeros.size()) || ::fdatasync(rfd) != 0)
+      die("prepare " + records_path);
+  }
   std::vector<char> step(kib << 10, 'x');
   std::vector<double> latencies, syncs;
   for (int i = 0; i < count; ++i) {
     auto t0 = Clock::now();
     if (::pwrite(fd, step.data(), step.size(), off_t(i) * off_t(step.size())) != ssize_t(step.size())) die("pwrite");
     auto t1 = Clock::now();
+    if (record) {
+      constexpr unsigned kWait = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+      off_t at = (off_t(i) * kRecordBlock) % kRecordSpace;
+      if (::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) != 0 ||
+          ::pwrite(rfd, rec.data(), rec.size(), at) != ssize_t(rec.size()) ||
+          ::sync_file_range(rfd, at, kRecordBlock, kWait) != 0)
+        die("record");
+    }
     if (::fdatasync(fd) != 0) die("fdatasync");
     latencies.push_back(seconds_since(t0) * 1e6);
     syncs.push_back(seconds_since(t1) * 1e6);
   }
   ::close(fd);
   ::unlink(path.c_str());
-  return json{{"workload", "bare-step"}, {"step_kib", kib}, {"count", count}, {"p50_us", percentile(latencies, 0.50)},
-              {"p99_us", percentile(latencies, 0.99)}, {"sync_p50_us", percentile(syncs, 0.50)}};
+  if (record) {
+    ::close(rfd);
+    ::unlink(records_path.c_str());
+  }
+  return json{{"workload", record ? "bare-step-record" : "bare-step"}, {"step_kib", kib}, {"count", count},
+              {"seconds", std::accumulate(latencies.begin(), latencies.end(), 0.0) / 1e6},
+              {"bytes", uint64_t(count) * (kib << 10)},
+              {"p50_us", percentile(latencies, 0.50)}, {"p99_us", percentile(latencies, 0.99)},
+              {"sync_p50_us", percentile(syncs, 0.50)}};
 }
 
 // A 4 KiB overwrite and an fdatasync, `count` times: the floor under any
@@ -848,6 +880,8 @@ int main(int argc, char** argv) {
   bs->add_option("file", path)->required();
   bs->add_option("--kib", kib, "KiB a step");
   bs->add_option("--count", count, "steps")->required();
+  bool record = false;
+  bs->add_flag("--record", record, "each step made durable as a commit of one flush with it in place: a record written back, then the fdatasync");
   auto* mk = app.add_subcommand("make-journal", "W5: leave a file and a journal of about --mib MiB, as a crash would");
   mk->add_option("file", path)->required();
   mk->add_option("--mib", mib, "journal MiB");
@@ -891,7 +925,7 @@ int main(int argc, char** argv) {
   if (*parts) r = checkpoint_in_parts(driver, path, mib, pieces);
   if (*pt) r = particles(driver, path, pattern, processes);
   if (*fp) r = file_per_step(driver, path, files, kib);
-  if (*bs) r = bare_step(path, kib, count);
+  if (*bs) r = bare_step(path, kib, count, record);
   if (*mk) make_crashed_journal(path, mib);
   if (*orec) r = open_recover(path);
   if (*bw) r = bare_write(path, mib);
