@@ -881,7 +881,9 @@ int main(int argc, char** argv) {
   bs->add_option("--kib", kib, "KiB a step");
   bs->add_option("--count", count, "steps")->required();
   bool record = false;
-  bs->add_flag("--record", record, "each step made durable as a commit of one flush with it in place: a record written back, then the fdatasync");
+  bs->add_flag("--record", record,
+               "each step made durable as a commit of one flush with it in place: a record written back, then the "
+               "fdatasync");
   auto* mk = app.add_subcommand("make-journal", "W5: leave a file and a journal of about --mib MiB, as a crash would");
   mk->add_option("file", path)->required();
   mk->add_option("--mib", mib, "journal MiB");

@@ -645,7 +645,7 @@ def main():
     # crash and leaves the step in place reaches durable sec2 on this disk,
     # and the journal is held to 0.9 of the floor (1/0.9 of its latency), as
     # durable=100ms to its own.
-    def inplace_floor_blocked(kib, res, r, floor, goal, higher_is_better):
+    def inplace_floor_blocked(kib, r, floor, goal, higher_is_better):
         if kib < INPLACE_MIN_KIB or (floor >= goal if higher_is_better else floor <= goal):
             return ""
         of_floor = r / floor
@@ -661,11 +661,11 @@ def main():
         floor = throughput(res[BARE_RECORD]) / throughput(res["bare"])
         rep.target(f"W4 {kib} KiB journal/uring vs durable sec2", f"{r:.2f}x", ">= 1x", r >= 1.0,
                    rounds=inner_range(round_ratios(res["journal/uring"], res["sec2-durable"], throughput)),
-                   blocked_by=inplace_floor_blocked(kib, res, r, floor, 1.0, higher_is_better=True))
+                   blocked_by=inplace_floor_blocked(kib, r, floor, 1.0, higher_is_better=True))
         p50 = median(res["journal/uring"], "commit_p50_us") / median(res["sec2-durable"], "commit_p50_us")
         floor = median(res[BARE_RECORD], "p50_us") / median(res["bare"], "p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / durable sec2's", f"{p50:.2f}x", "<= 1.0x", p50 <= 1.0,
-                   blocked_by=inplace_floor_blocked(kib, res, p50, floor, 1.0, higher_is_better=False))
+                   blocked_by=inplace_floor_blocked(kib, p50, floor, 1.0, higher_is_better=False))
         f = flushes(res["journal/uring"], "steady_commits", "steady_flushes")
         if f is not None:
             rep.target(f"W4 {kib} KiB device flushes per commit, journal/uring", f"{f:.2f}", "<= 1.05", f <= 1.05)
