@@ -406,6 +406,18 @@ class Report:
         self.table(["target", "measured", "goal", "rounds", "verdict"], self.verdicts)
 
 
+def held_to_floor(r, floor, goal, floor_says, who="the journal", of="it", higher_is_better=True):
+    """A target's blocked_by where a floor measured in the same run misses
+    the goal itself ("" where it meets it): the driver is then held to 0.9
+    of the floor, or to 1/0.9 of it for a latency.  `floor_says` names the
+    floor and its figure; `who` and `of` finish the sentence."""
+    if floor >= goal if higher_is_better else floor <= goal:
+        return ""
+    share = r / floor
+    met = share >= 0.9 if higher_is_better else share <= 1 / 0.9
+    return f"{floor_says}; {who} {share:.2f}x of {of}, " + ("met" if met else "**missed**")
+
+
 def round_ratios(num, den, stat):
     """The ratio of `stat` in each round, sorted: the i-th samples of two
     drivers ran in the same round, one after the other (Bench.alternate)."""
@@ -562,36 +574,29 @@ def main():
     report_live_readers(rep, *live)
 
     # Targets: each a ratio measured in this run.
-    def ratio_target(what, num, den, goal, stat=throughput):
+    # `blocked(r)`: the verdict's blocked_by for the ratio r (held_to_floor).
+    def ratio_target(what, num, den, goal, stat=throughput, blocked=lambda r: ""):
         r = stat(num) / stat(den)
-        rep.target(what, f"{r:.2f}x", f">= {goal:g}x", r >= goal, rounds=inner_range(round_ratios(num, den, stat)))
+        rep.target(what, f"{r:.2f}x", f">= {goal:g}x", r >= goal, rounds=inner_range(round_ratios(num, den, stat)),
+                   blocked_by=blocked(r))
 
     # durable=100ms against plain sec2, beside its floor: the same writes
     # made durable within the interval by sec2 (WITHIN_FLOOR).  Where the
     # floor itself misses the goal, the goal is held against the floor.
     def within_target(what, res, stat=throughput, goal=0.9):
-        r, floor = (stat(res[d]) / stat(res["sec2"]) for d in ("journal/within", WITHIN_FLOOR))
-        blocked = ""
-        if floor < goal:
-            of_floor = r / floor
-            blocked = (f"the disk: {WITHIN_FLOOR} reaches {floor:.2f}x; the journal {of_floor:.2f}x of it, "
-                       + ("met" if of_floor >= goal else "**missed**"))
-        rep.target(f"{what} journal/within vs sec2", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
-                   rounds=inner_range(round_ratios(res["journal/within"], res["sec2"], stat)), blocked_by=blocked)
+        floor = stat(res[WITHIN_FLOOR]) / stat(res["sec2"])
+        ratio_target(f"{what} journal/within vs sec2", res["journal/within"], res["sec2"], goal, stat,
+                     lambda r: held_to_floor(r, floor, goal, f"the disk: {WITHIN_FLOOR} reaches {floor:.2f}x"))
 
     # The commit rate beside SPINNERS polling readers, beside the same number
     # of processes that only spin: where those alone leave the writer less
     # than the goal, the CPU's share bounds it, and the readers are held to
     # 0.9 of what the spinners leave, as durable=100ms to its floor.
     def readers_target(readers, none, spinning, goal=0.5):
-        r, floor = (commits_per_second(x) / commits_per_second(none) for x in (readers, spinning))
-        blocked = ""
-        if floor < goal:
-            blocked = (f"the CPU: {SPINNERS} spinning processes leave the writer {floor:.2f}x on "
-                       f"{os.cpu_count()} cores; the readers {r / floor:.2f}x of that, "
-                       + ("met" if r / floor >= 0.9 else "**missed**"))
-        rep.target(f"commit rate with {SPINNERS} polling reader(s) vs none", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
-                   rounds=inner_range(round_ratios(readers, none, commits_per_second)), blocked_by=blocked)
+        floor = commits_per_second(spinning) / commits_per_second(none)
+        says = f"the CPU: {SPINNERS} spinning processes leave the writer {floor:.2f}x on {os.cpu_count()} cores"
+        ratio_target(f"commit rate with {SPINNERS} polling reader(s) vs none", readers, none, goal, commits_per_second,
+                     lambda r: held_to_floor(r, floor, goal, says, who="the readers", of="that"))
 
     # W1 against durable sec2, beside the most any driver could gain: a
     # durable W1 ends no sooner than the disk has written its bytes, which
@@ -600,21 +605,15 @@ def main():
     # bare O_DIRECT rate if that is less.  Where that ceiling is under the
     # goal, the journal is held to 0.9 of it, as durable=100ms to its floor.
     def w1_target(size, res, goal=1.3):
-        r = throughput(res["journal/uring"]) / throughput(res["sec2-durable"])
         durable, plain = (median(res[d], "seconds") for d in ("sec2-durable", "sec2"))
         disk = median(res["sec2-durable"], "bytes") / 1e6 / throughput(bare_write)
         if durable > plain:
             disk = min(disk, durable - plain)
         ceiling = durable / disk
-        blocked = ""
-        if ceiling < goal:
-            of_ceiling = r / ceiling
-            blocked = (f"the disk: no durable driver can pass {ceiling:.2f}x (durable sec2 {durable:.2f} s, the disk alone "
-                       f"at least {disk:.2f} s); the journal {of_ceiling:.2f}x of it, "
-                       + ("met" if of_ceiling >= 0.9 else "**missed**"))
-        rep.target(f"W1 {size} MiB journal/uring vs durable sec2", f"{r:.2f}x", f">= {goal:g}x", r >= goal,
-                   rounds=inner_range(round_ratios(res["journal/uring"], res["sec2-durable"], throughput)),
-                   blocked_by=blocked)
+        says = (f"the disk: no durable driver can pass {ceiling:.2f}x (durable sec2 {durable:.2f} s, the disk alone "
+                f"at least {disk:.2f} s)")
+        ratio_target(f"W1 {size} MiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], goal,
+                     blocked=lambda r: held_to_floor(r, ceiling, goal, says))
 
     def bytes_target(what, samples, key="disk_bytes", data="bytes"):
         amp = bytes_per_byte(samples, key, data)
@@ -642,26 +641,19 @@ def main():
     # durable by a commit of one flush (BARE_RECORD) against the bare step
     # alone, which is durable sec2's shape.  Where that floor is under the
     # goal (throughput) or over it (commit p50), no commit that is safe at a
-    # crash and leaves the step in place reaches durable sec2 on this disk,
-    # and the journal is held to 0.9 of the floor (1/0.9 of its latency), as
-    # durable=100ms to its own.
+    # crash and leaves the step in place reaches durable sec2 on this disk.
     def inplace_floor_blocked(kib, r, floor, goal, higher_is_better):
-        if kib < INPLACE_MIN_KIB or (floor >= goal if higher_is_better else floor <= goal):
-            return ""
-        of_floor = r / floor
-        met = of_floor >= 0.9 if higher_is_better else of_floor <= 1 / 0.9
-        return (f"the disk: a bare step made durable by a commit of one flush with it in place (its record written "
-                f"back before the flush) is {floor:.2f}x the bare step; the journal {of_floor:.2f}x of that, "
-                + ("met" if met else "**missed**"))
+        says = (f"the disk: a bare step made durable by a commit of one flush with it in place (its record written "
+                f"back before the flush) is {floor:.2f}x the bare step")
+        return "" if kib < INPLACE_MIN_KIB else held_to_floor(r, floor, goal, says, of="that",
+                                                              higher_is_better=higher_is_better)
 
     for kib, res in sweep.items():
         r = median(res["journal/uring"], "commit_p50_us") / step_floor_us(res)
         rep.target(f"W4 {kib} KiB commit p50 / bare fdatasync of the step", f"{r:.2f}x", "<= 1.3x", r <= 1.3)
-        r = throughput(res["journal/uring"]) / throughput(res["sec2-durable"])
         floor = throughput(res[BARE_RECORD]) / throughput(res["bare"])
-        rep.target(f"W4 {kib} KiB journal/uring vs durable sec2", f"{r:.2f}x", ">= 1x", r >= 1.0,
-                   rounds=inner_range(round_ratios(res["journal/uring"], res["sec2-durable"], throughput)),
-                   blocked_by=inplace_floor_blocked(kib, r, floor, 1.0, higher_is_better=True))
+        ratio_target(f"W4 {kib} KiB journal/uring vs durable sec2", res["journal/uring"], res["sec2-durable"], 1.0,
+                     blocked=lambda r, floor=floor: inplace_floor_blocked(kib, r, floor, 1.0, higher_is_better=True))
         p50 = median(res["journal/uring"], "commit_p50_us") / median(res["sec2-durable"], "commit_p50_us")
         floor = median(res[BARE_RECORD], "p50_us") / median(res["bare"], "p50_us")
         rep.target(f"W4 {kib} KiB commit p50 / durable sec2's", f"{p50:.2f}x", "<= 1.0x", p50 <= 1.0,
