@@ -46,6 +46,7 @@
 #include "background_sync.h"
 #include "h5journal.h"
 #include "posix_file.h"
+#include "unique_fd.h"
 #include "particles.h"
 #include "workloads.h"
 
@@ -716,18 +717,21 @@ json bare_write(const std::string& path, uint64_t mib) {
 // fdatasync, the one flush.  Against the plain step, this is the disk's
 // own price of the record that a crash-safe commit adds to sec2's writes.
 json bare_step(const std::string& path, uint64_t kib, int count, bool record) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) die("open " + path);
+  h5j::UniqueFd file(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!file.valid()) die("open " + path);
+  const int fd = file.get();
   const std::string records_path = path + ".records";
   constexpr off_t kRecordSpace = 4 << 20, kRecordBlock = 4096;
-  int rfd = -1;
+  h5j::UniqueFd records;
   std::vector<char> rec(512, 'r');
   if (record) {
-    rfd = ::open(records_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    records = h5j::UniqueFd(::open(records_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     std::vector<char> zeros(kRecordSpace, 0);
-    if (rfd < 0 || ::pwrite(rfd, zeros.data(), zeros.size(), 0) != ssize_t(zeros.size()) || ::fdatasync(rfd) != 0)
+    if (!records.valid() || ::pwrite(records.get(), zeros.data(), zeros.size(), 0) != ssize_t(zeros.size()) ||
+        ::fdatasync(records.get()) != 0)
       die("prepare " + records_path);
   }
+  const int rfd = records.get();
   std::vector<char> step(kib << 10, 'x');
   std::vector<double> latencies, syncs;
   for (int i = 0; i < count; ++i) {
@@ -746,12 +750,8 @@ json bare_step(const std::string& path, uint64_t kib, int count, bool record) {
     latencies.push_back(seconds_since(t0) * 1e6);
     syncs.push_back(seconds_since(t1) * 1e6);
   }
-  ::close(fd);
   ::unlink(path.c_str());
-  if (record) {
-    ::close(rfd);
-    ::unlink(records_path.c_str());
-  }
+  if (record) ::unlink(records_path.c_str());
   return json{{"workload", record ? "bare-step-record" : "bare-step"}, {"step_kib", kib}, {"count", count},
               {"seconds", std::accumulate(latencies.begin(), latencies.end(), 0.0) / 1e6},
               {"bytes", uint64_t(count) * (kib << 10)},
