@@ -30,6 +30,7 @@ std::string JournaledFile::session_note() const {
 
 Status JournaledFile::commit() {
   if (follower_) return Status(Code::kInvalid, "an MPI follower commits through rank 0 (collective_commit)");
+  if (!txn_) return write_refusal();  // read-only, or passive: no journal of its own to commit to
   return guarded([&] { return commit_point(); });
 }
 

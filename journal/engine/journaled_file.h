@@ -213,6 +213,19 @@ class JournaledFile : private RecoveredImage {
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
   Status refuse_journal_of_file_gone();
+  // Whether the journal this process holds for writing is this file's
+  // (HDF5's tentative second open), or the error that says whose it is.
+  Status check_held_journal_is_this_files();
+  // Whether the journal's header names a file of another name.
+  bool held_for_another_file();
+  // The refusal of an open led to the journal `holder` writes for another file.
+  Status journal_of_another_file(std::optional<int> holder);
+  // The name of the file a journal was written for; nullopt: it has no header.
+  static std::optional<std::string> written_for(File& journal);
+  // "JOURNAL is the journal of "NAME", which WHO has open for writing", and
+  // what journal_path to use instead.
+  static std::string journal_of_another_file_text(const std::string& journal_path, const std::string& name,
+                                                  std::optional<int> holder);
   Status start_writing();
   // Reads, validates and binds an existing journal; fills plan_.
   Status load_journal();

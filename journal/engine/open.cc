@@ -94,7 +94,12 @@ Status JournaledFile::name_the_writer(const std::string& path, const JournalOpti
   auto journal = opts.fs->open(opts.journal_path, OpenMode::kReadOnly, IoEngine::kSync);
   if (!journal) return exists;
   std::optional<int> holder = (*journal)->lock_holder();
-  if (!holder || *holder == getpid()) return exists;
+  if (!holder) return exists;
+  std::optional<std::string> name = written_for(**journal);
+  if (name && *name != (opts.target_name.empty() ? journal_target_name(path) : opts.target_name))
+    return Status(exists.code(), exists.message() + ": " + journal_of_another_file_text(opts.journal_path, *name, holder),
+                  EEXIST);
+  if (*holder == getpid()) return exists;
   return Status(exists.code(), exists.message() + ": " + held_for_writing(path, opts.journal_path, holder),
                 EEXIST);
 }
@@ -140,7 +145,7 @@ Status JournaledFile::open_for_read() {
   // writer's would be (HDF5 then uses the open file).  Asked of the
   // process's own table: a lock taken to find out would, for its instant,
   // refuse a writer starting in another process.
-  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process()) {
+  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process() && check_held_journal_is_this_files()) {
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -185,8 +190,9 @@ Status JournaledFile::open_for_write(bool truncated) {
     // crashed file unrecovered and report success.
     if (!journal_->locked_by_this_process()) {
       std::optional<int> holder = journal_->lock_holder();  // read from /proc/locks: only for a refusal
-      if (holder != getpid()) return busy_error(holder);
+      if (holder != getpid()) return held_for_another_file() ? journal_of_another_file(holder) : busy_error(holder);
     }
+    H5J_RETURN_IF_ERROR(check_held_journal_is_this_files());
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -346,6 +352,46 @@ Status JournaledFile::refuse_journal_of_file_gone() {
                     " holds the commits of a crashed session of a file named \"" + (*reader)->header().target_name +
                     "\" that is no longer here (moved, renamed or deleted since the crash): recover the moved file with "
                     "h5recover first, or, if it was deleted, remove the journal");
+}
+
+// HDF5's tentative second open is of a file this process has open, and
+// finds the journal locked by its writer.  A journal_path naming one file,
+// given to two files written at once (HDF5_DRIVER_CONFIG applies to every
+// file), leads a second file to the first one's journal: taken for the
+// tentative open, its handle would be passive, HDF5 would take it for a file
+// of its own, and the first write would fail.  It is not the tentative open
+// if this open made the file (no handle had it open), or if the journal's
+// header names a file of another name.
+Status JournaledFile::check_held_journal_is_this_files() {
+  return file_made_ || held_for_another_file() ? journal_of_another_file(getpid()) : Status::ok();
+}
+
+bool JournaledFile::held_for_another_file() {
+  std::optional<std::string> name = written_for(*journal_);
+  return name && *name != target_name();
+}
+
+Status JournaledFile::journal_of_another_file(std::optional<int> holder) {
+  return Status(Code::kForeign,
+                base_->path() + " not opened: " +
+                    journal_of_another_file_text(opts_.journal_path, written_for(*journal_).value_or(""), holder),
+                EWOULDBLOCK);
+}
+
+std::optional<std::string> JournaledFile::written_for(File& journal) {
+  auto reader = JournalReader::open(journal);
+  if (!reader) return std::nullopt;
+  return (*reader)->header().target_name;
+}
+
+std::string JournaledFile::journal_of_another_file_text(const std::string& journal_path, const std::string& name,
+                                                        std::optional<int> holder) {
+  std::string who = holder == getpid() ? "this process"
+                    : holder            ? "process " + std::to_string(*holder)
+                                        : "another process";
+  return journal_path + " is the journal of " + (name.empty() ? "another file" : "\"" + name + "\"") + ", which " +
+         who + " has open for writing. A journal_path naming a file serves one file at a time; one ending in '/' "
+         "names a directory, where each file gets a journal of its own";
 }
 
 Status JournaledFile::start_writing() {

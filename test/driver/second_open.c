@@ -14,6 +14,12 @@
  *   second_open unflushed FILE  writes as "hold" does but never commits, says
  *                            "ready" and waits to be killed (a file that
  *                            never committed: test/recovery/h5recover_test.sh);
+ *   second_open two FILE     as "hold" without waiting, and between its
+ *                            commit and its last write H5Fcreate of a
+ *                            second file, FILE.second.h5, which must be
+ *                            refused (a journal_path naming one file serves
+ *                            both: test/driver/second_open_test.sh); prints
+ *                            HDF5's error stack and exits 0 if it was;
  *   second_open read FILE    opens FILE read-only, says "ready", waits for a
  *                            line on stdin, then reads what "hold" committed
  *                            (a live reader that stays open); exits 0 if
@@ -60,6 +66,23 @@ int main(int argc, char **argv) {
         if (fgets(line, sizeof line, stdin) == NULL) return 1;
         if (!write_values(f, "second", 2, SMALL) || H5Fclose(f) < 0) return 1;
         return 0;
+    }
+    if (strcmp(argv[1], "two") == 0) {
+        char second[4096];
+        snprintf(second, sizeof second, "%s.second.h5", argv[2]);
+        hid_t f = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        if (f < 0 || !write_values(f, "first", 1, SMALL) || !write_values(f, "large", 3, LARGE) ||
+            H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+            return 1;
+        hid_t g = -1;
+        H5E_BEGIN_TRY { g = H5Fcreate(second, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); }
+        H5E_END_TRY
+        if (g >= 0) {
+            fprintf(stderr, "FAIL: the create of %s beside %s succeeded\n", second, argv[2]);
+            return 1;
+        }
+        H5Eprint2(H5E_DEFAULT, stdout);
+        return write_values(f, "second", 2, SMALL) && H5Fclose(f) >= 0 ? 0 : 1;
     }
     if (strcmp(argv[1], "read") == 0) {
         hid_t f = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -11,6 +11,10 @@
 # The same H5Fcreate of a file that a program writes without the driver
 # (HDF5's file lock, sec2) is refused too, naming the lock's holder, and
 # leaves that file whole.
+# A program that writes two files at once, with a journal_path naming one
+# file in HDF5_DRIVER_CONFIG, finds the first file's journal at the second's
+# create: refused, naming the first file, and the first goes on to close a
+# whole file.
 # The same H5Fcreate through sec2 over a file the driver writes, whatever
 # HDF5_USE_FILE_LOCKING says, finds the file without write permission and
 # changes nothing; after the writer is killed, h5recover brings the file
@@ -131,3 +135,18 @@ env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" committed prot.h5 ||
 mode=$(stat -c %a prot.h5) created=$(printf '%o' $((0666 & ~$(umask))))
 [ "$mode" = "$created" ] || { echo "FAIL: after recovery the file has mode $mode, not $created"; exit 1; }
 echo "after the writer was killed, h5recover brought back its last commit and mode $mode"
+
+# A journal_path naming one file serves every file the program opens: the
+# second file's create finds the first's journal locked by this process, as
+# HDF5's tentative second open of the first would, and must be refused.
+rm -f one.h5* shared.jnl*
+HDF5_DRIVER_CONFIG="journal_path=$PWD/shared.jnl" "$program" two one.h5 > refused.txt 2>&1 ||
+  { echo "FAIL: the second file's create beside a shared journal_path was not refused"; cat refused.txt; exit 1; }
+grep -q 'shared.jnl is the journal of "one.h5", which this process has open for writing' refused.txt ||
+  { echo "FAIL: the refused create does not name the file the journal is for"; cat refused.txt; exit 1; }
+grep -q "errno = 11" refused.txt || { echo "FAIL: the refused create carries no errno 11"; cat refused.txt; exit 1; }
+[ ! -e one.h5.second.h5 ] || { echo "FAIL: the refused create left one.h5.second.h5"; exit 1; }
+env -u HDF5_DRIVER -u HDF5_PLUGIN_PATH "$program" check one.h5 ||
+  { echo "FAIL: the first file lost data after the second's refused create"; exit 1; }
+echo "a second file's create on the first's journal refused:" \
+  "$(grep -o 'one.h5.second.h5 not opened[^.]*' refused.txt | head -1)"

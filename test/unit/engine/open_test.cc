@@ -49,6 +49,63 @@ TEST_CASE_FIXTURE(FileInDir, "a second writer on a journal in use is passive; a 
   CHECK(bytes[100] == std::byte(1));
 }
 
+// A journal_path naming one file, given to every file a process writes
+// (HDF5_DRIVER_CONFIG from the environment): a second file's opens find the
+// first's journal locked by this process, as HDF5's tentative second open
+// of the first would.  They are refused, naming the file the journal is
+// for, and the first writer goes on.
+TEST_CASE_FIXTURE(FileInDir, "a second file's open of a journal this process writes for another file is refused") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(5000, std::byte(1)), 0));
+  REQUIRE((*writer)->commit());
+  const std::string other = dir.path("other.h5");
+  for (Access a : {Access::kCreateTruncate, Access::kCreateExclusive}) {
+    auto made = JournaledFile::open(other, a, opts);
+    REQUIRE(!made);
+    CHECK(made.status().code() == Code::kForeign);
+    CHECK(made.status().message().find("is the journal of \"t.h5\"") != std::string::npos);
+    CHECK(made.status().sys_errno() == EWOULDBLOCK);
+    CHECK(::access(other.c_str(), F_OK) != 0);  // the create left no file, as sec2's failed create leaves none
+  }
+  test::write_file(other, std::vector<std::byte>(100, std::byte(9)));
+  for (Access a : {Access::kReadWrite, Access::kTruncate, Access::kCreateTruncate}) {
+    auto opened = JournaledFile::open(other, a, opts);
+    REQUIRE(!opened);
+    CHECK(opened.status().code() == Code::kForeign);
+  }
+  CHECK(test::read_file(other).size() == 100);  // no truncating open emptied it
+  // h5py's mode "a" creates with H5F_ACC_EXCL when the open fails: "exists",
+  // and whose journal it met.
+  auto exclusive = JournaledFile::open(other, Access::kCreateExclusive, opts);
+  REQUIRE(!exclusive);
+  CHECK(exclusive.status().sys_errno() == EEXIST);
+  CHECK(exclusive.status().message().find("is the journal of \"t.h5\", which this process") != std::string::npos);
+  JournalOptions through_driver = opts;
+  through_driver.reader_in_writer_passive = true;
+  auto reader = JournaledFile::open(other, Access::kReadOnly, through_driver);
+  CHECK((!reader || !(*reader)->report().passive));
+  if (reader) REQUIRE((*reader)->close());
+  REQUIRE((*writer)->write(0, std::vector<std::byte>(10, std::byte(2)), 0));
+  REQUIRE((*writer)->commit());
+  REQUIRE((*writer)->close());
+  CHECK(test::read_file(path)[0] == std::byte(2));
+}
+
+// HDF5 never commits through its tentative handle; one that did is refused,
+// as its reads and writes are.
+TEST_CASE_FIXTURE(FileInDir, "a passive handle's commit is refused") {
+  auto writer = JournaledFile::open(path, Access::kCreateTruncate, opts);
+  REQUIRE(writer);
+  REQUIRE((*writer)->commit());
+  auto second = JournaledFile::open(path, Access::kReadWrite, opts);
+  REQUIRE(second);
+  REQUIRE((*second)->report().passive);
+  CHECK((*second)->commit().code() == Code::kBusy);
+  REQUIRE((*second)->close());
+  REQUIRE((*writer)->close());
+}
+
 TEST_CASE_FIXTURE(FileInDir, "a reader's open takes no lock on the journal, which would refuse a writer starting then") {
   crash_after_two_commits(path, opts, 5);
   auto plan = std::make_shared<test::FaultPlan>();
@@ -195,6 +252,26 @@ size_t open_descriptors() {
                               std::filesystem::directory_iterator{}));
 }
 }  // namespace
+
+// The same journal_path given to two processes that write files of two
+// names: the second is refused as before, but told whose journal it found.
+TEST_CASE_FIXTURE(FileInDir, "a journal another process writes for a file of another name is named so") {
+  std::unique_ptr<JournaledFile> held;
+  ChildUntilReleased writer([&] {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    if (f) held = std::move(*f);
+    return held && held->commit();
+  });
+  REQUIRE(writer.succeeded());
+  auto other = JournaledFile::open(dir.path("other.h5"), Access::kCreateTruncate, opts);
+  REQUIRE(!other);
+  CHECK(other.status().code() == Code::kForeign);
+  CHECK(other.status().message().find("is the journal of \"t.h5\", which process") != std::string::npos);
+  CHECK(::access(dir.path("other.h5").c_str(), F_OK) != 0);
+  auto same = JournaledFile::open(path, Access::kReadWrite, opts);  // the same file: busy, naming its writer
+  REQUIRE(!same);
+  CHECK(same.status().code() == Code::kBusy);
+}
 
 TEST_CASE_TEMPLATE("an open file costs one descriptor beyond its journal's, and its lock holds", E, test::UringEngine,
                    test::SyncEngine) {
