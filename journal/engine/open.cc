@@ -97,8 +97,8 @@ Status JournaledFile::name_the_writer(const std::string& path, const JournalOpti
   if (!holder) return exists;
   std::optional<std::string> name = written_for(**journal);
   if (name && *name != (opts.target_name.empty() ? journal_target_name(path) : opts.target_name))
-    return Status(exists.code(), exists.message() + ": " + journal_of_another_file_text(opts.journal_path, *name, holder),
-                  EEXIST);
+    return Status(exists.code(),
+                  exists.message() + ": " + journal_of_another_file_text(opts.journal_path, *name, holder), EEXIST);
   if (*holder == getpid()) return exists;
   return Status(exists.code(), exists.message() + ": " + held_for_writing(path, opts.journal_path, holder),
                 EEXIST);
