@@ -90,7 +90,9 @@ Status JournaledFile::load_journal() {
       if (!size) return size.status();
       return *size == 0 ? never_committed() : Status::ok();
     }
-    return Status(Code::kCorrupt, reader.status().message() + "; run h5recover " + base_->path());
+    return Status(Code::kCorrupt, reader.status().message() + ": journal_path names a file that is not a journal, "
+                                  "or this is a damaged journal, whose file h5recover recovers (h5recover " +
+                                  base_->path() + ")");
   }
   const JournalHeader& header = (*reader)->header();
   H5J_RETURN_IF_ERROR(check_journal_belongs(*base_, header, opts_.journal_path, target_name()));

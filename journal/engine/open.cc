@@ -82,6 +82,19 @@ void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why
   if (size && *size == 0 && id && *id == made) (void)fs.remove(base.path());
 }
 
+// A journal_path that leads to the file itself (a slip in
+// HDF5_DRIVER_CONFIG): the journal's lock would refuse the file's own,
+// naming this process, and a create would write a journal over it.
+Status refuse_file_as_its_journal(const std::string& path, const JournalOptions& opts) {
+  auto file = opts.fs->id(path), journal = opts.fs->id(opts.journal_path);
+  bool same = file && journal ? *file == *journal : opts.fs->absolute(path) == opts.fs->absolute(opts.journal_path);
+  if (!same) return Status::ok();
+  return Status(Code::kInvalid,
+                path + " not opened: journal_path " + opts.journal_path + " names the file itself. A journal is a "
+                "file of its own: by default the file's name with \".jnl\" added",
+                EINVAL);
+}
+
 }  // namespace
 
 // h5py's mode "a" opens for writing and, on any error from a driver that
@@ -107,6 +120,7 @@ Status JournaledFile::name_the_writer(const std::string& path, const JournalOpti
 Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
                                                            const JournalOptions& opts) {
   if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
+  H5J_RETURN_IF_ERROR(refuse_file_as_its_journal(path, opts));
   if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
   bool read_only = access == Access::kReadOnly;
   std::optional<FileId> made;
@@ -282,8 +296,11 @@ Status JournaledFile::drop_new_journal(bool existed, const Status& why) {
   if (!existed) {
     journal_.reset();
     (void)opts_.fs->remove(opts_.journal_path);
-    if (readers_) (void)opts_.fs->remove(readers_->path());
   }
+  // A readers file this open made is dropped with it, even beside a
+  // journal that stays: one beside a file journal_path named by mistake
+  // would be litter.
+  if (readers_ && (!existed || readers_->found_empty())) (void)opts_.fs->remove(readers_->path());
   return why;
 }
 
@@ -311,10 +328,21 @@ Status JournaledFile::lock_journal() {
 // The journal must be this file's, or one a crash left for a file of this
 // name (created again after it was removed): a journal_path naming one
 // file for several writes another's journal, which holds commits of its
-// own file that this create would destroy.
+// own file that this create would destroy.  And it must be a journal: a
+// journal_path that names a file of the user's (a typo) finds bytes in the
+// header's place that are no header, and a header no write of the
+// driver's leaves so (each slot is one sector, written whole or not at
+// all) is a damaged journal, whose commits are not this create's to
+// destroy either.
 Status JournaledFile::truncate_for_create() {
   image_.logical_size = image_.committed_size = 0;
-  if (auto reader = JournalReader::open(*journal_)) {
+  auto reader = JournalReader::open(*journal_);
+  if (!reader && reader.status().code() == Code::kCorrupt)
+    return Status(Code::kCorrupt, base_->path() + " not created: " + reader.status().message() +
+                                      ": its journal_path names a file that is not a journal, or a damaged one, "
+                                      "which the create would overwrite. Set journal_path to another name, or "
+                                      "recover a damaged journal's file with h5recover");
+  if (reader) {
     Status ours = check_journal_belongs(*base_, (*reader)->header(), opts_.journal_path, target_name());
     if (!ours)
       return Status(ours.code(), base_->path() + " not created: " + ours.message() +

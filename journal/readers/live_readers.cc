@@ -116,6 +116,7 @@ Result<std::unique_ptr<ReadersFile>> ReadersFile::open(FileSystem& fs, const std
   auto id = fs.id((*file)->path());
   std::unique_ptr<ReadersFile> readers(
       new ReadersFile(fs, (*file)->path(), header.epoch, id ? std::optional<FileId>(*id) : std::nullopt));
+  readers->found_empty_ = *size == 0;
   // Closed by a writer that crashed before unlinking it: open again, on an
   // epoch no snapshot of it was loaded under.  Any header is written again,
   // naming this writer.

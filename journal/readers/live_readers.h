@@ -169,6 +169,10 @@ class ReadersFile {
   // The epoch moved and the file marked closed, before the writer unlinks it.
   Status close_for_readers();
   const std::string& path() const { return path_; }
+  // Whether open() found it empty: made by this writer (or left so by a
+  // writer that died before writing its header), which an open refused
+  // after it removes.
+  bool found_empty() const { return found_empty_; }
   // Its name since its directory moved (JournaledFile::follow_moved_journal).
   void moved_to(std::string path) {
     path_ = std::move(path);
@@ -204,6 +208,7 @@ class ReadersFile {
 
   FileSystem& fs_;
   std::string path_;
+  bool found_empty_ = false;
   uint64_t epoch_;
   std::optional<FileId> id_;  // the file made or found at open
   const uint32_t writer_pid_;   // who writes the headers: this process, on this host

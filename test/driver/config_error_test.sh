@@ -22,6 +22,13 @@ expect_failure "durable=0ms" 'bad value "0ms" for durable (expected true, false,
 expect_failure "durable=2h" 'bad value "2h" for durable'
 expect_failure "durable=100" 'bad value "100" for durable'
 expect_failure "journal_path=$work/no-such-dir/" "the journal's directory $work/no-such-dir does not exist (journal_path)"
+# A journal_path naming a file of the user's, or the file itself: refused,
+# and nothing written to it.
+seq 1 1000 > notes.txt
+expect_failure "journal_path=$work/notes.txt" "names a file that is not a journal"
+seq 1 1000 | cmp -s - notes.txt || { echo "FAIL: a journal_path naming notes.txt changed it"; status=1; }
+[[ -e notes.txt.readers ]] && { echo "FAIL: the refused open left notes.txt.readers behind"; status=1; }
+expect_failure "journal_path=$work/cfg.h5" "journal_path $work/cfg.h5 names the file itself"
 # As sec2's failed open(O_CREAT), a failed create leaves no file behind.
 [[ -e cfg.h5 ]] && { echo "FAIL: the failed create left cfg.h5 behind"; status=1; }
 # A durable journal on tmpfs beside a file on a disk is refused; beside a

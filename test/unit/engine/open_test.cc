@@ -92,6 +92,48 @@ TEST_CASE_FIXTURE(FileInDir, "a second file's open of a journal this process wri
   CHECK(test::read_file(path)[0] == std::byte(2));
 }
 
+// A journal_path that names a file of the user's, or the HDF5 file itself:
+// nothing is written to it, and a refused open leaves nothing behind.
+TEST_CASE_FIXTURE(FileInDir, "a journal_path naming a file that is not a journal is refused, the file untouched") {
+  const std::string notes = dir.path("notes.txt");
+  const std::vector<std::byte> text(5000, std::byte('x'));
+  test::write_file(notes, text);
+  JournalOptions o = opts;
+  o.journal_path = notes;
+  for (Access a : {Access::kCreateTruncate, Access::kCreateExclusive, Access::kCreate}) {
+    auto made = JournaledFile::open(path, a, o);
+    REQUIRE(!made);
+    CHECK(made.status().code() == Code::kCorrupt);
+    CHECK(made.status().message().find("names a file that is not a journal") != std::string::npos);
+    CHECK(::access(path.c_str(), F_OK) != 0);  // the file the create made is gone again
+  }
+  auto plain = JournaledFile::open(path, Access::kCreateTruncate, opts);  // a file to open, through its own journal
+  REQUIRE(plain);
+  REQUIRE((*plain)->write(0, std::vector<std::byte>(100, std::byte(3)), 0));
+  REQUIRE((*plain)->close());
+  for (Access a : {Access::kReadWrite, Access::kTruncate, Access::kReadOnly}) {
+    auto opened = JournaledFile::open(path, a, o);
+    REQUIRE(!opened);
+    CHECK(opened.status().code() == Code::kCorrupt);
+  }
+  CHECK(test::read_file(notes) == text);
+  CHECK(test::read_file(path).size() == 100);
+  CHECK(::access((notes + ".readers").c_str(), F_OK) != 0);
+  o.journal_path = path;  // the file itself
+  for (Access a : {Access::kReadWrite, Access::kCreateTruncate, Access::kReadOnly}) {
+    auto self = JournaledFile::open(path, a, o);
+    REQUIRE(!self);
+    CHECK(self.status().code() == Code::kInvalid);
+    CHECK(self.status().message().find("names the file itself") != std::string::npos);
+  }
+  CHECK(test::read_file(path).size() == 100);
+  o.journal_path = o.fs->absolute(dir.path("new.h5"));
+  auto made = JournaledFile::open(dir.path("new.h5"), Access::kCreateTruncate, o);
+  REQUIRE(!made);
+  CHECK(made.status().sys_errno() == EINVAL);
+  CHECK(::access(dir.path("new.h5").c_str(), F_OK) != 0);
+}
+
 // HDF5 never commits through its tentative handle; one that did is refused,
 // as its reads and writes are.
 TEST_CASE_FIXTURE(FileInDir, "a passive handle's commit is refused") {
