@@ -82,17 +82,28 @@ void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why
   if (size && *size == 0 && id && *id == made) (void)fs.remove(base.path());
 }
 
-// A journal_path that leads to the file itself (a slip in
-// HDF5_DRIVER_CONFIG): the journal's lock would refuse the file's own,
-// naming this process, and a create would write a journal over it.
-Status refuse_file_as_its_journal(const std::string& path, const JournalOptions& opts) {
-  auto file = opts.fs->id(path), journal = opts.fs->id(opts.journal_path);
-  bool same = file && journal ? *file == *journal : opts.fs->absolute(path) == opts.fs->absolute(opts.journal_path);
-  if (!same) return Status::ok();
-  return Status(Code::kInvalid,
-                path + " not opened: journal_path " + opts.journal_path + " names the file itself. A journal is a "
-                "file of its own: by default the file's name with \".jnl\" added",
-                EINVAL);
+// A journal_path that cannot hold a journal, a slip in HDF5_DRIVER_CONFIG:
+//  - the file itself: the journal's lock would refuse the file's own,
+//    naming this process, and a create would write a journal over it;
+//  - a directory not ended by '/', which would be opened as the journal;
+//  - a device, a FIFO or a socket (journal_path=/dev/null, to do without
+//    a journal): commits would go nowhere, and the close would unlink it.
+Status refuse_unfit_journal_path(const std::string& path, const JournalOptions& opts) {
+  const std::string& journal = opts.journal_path;
+  auto file_id = opts.fs->id(path), journal_id = opts.fs->id(journal);
+  bool same = file_id && journal_id ? *file_id == *journal_id : opts.fs->absolute(path) == opts.fs->absolute(journal);
+  if (same)
+    return Status(Code::kInvalid,
+                  path + " not opened: journal_path " + journal + " names the file itself. A journal is a file of "
+                  "its own: by default the file's name with \".jnl\" added",
+                  EINVAL);
+  std::string kind = opts.fs->not_a_regular_file(journal);
+  if (kind.empty()) return Status::ok();
+  std::string hint = kind == "a directory" ? "; end it with '/' to keep each file's journal in that directory"
+                                           : ". A writer through h5journal always keeps a journal; without one, "
+                                             "open the file with another driver (sec2)";
+  return Status(Code::kInvalid, path + " not opened: journal_path " + journal + " is " + kind + ", where a journal "
+                "is a regular file" + hint, EINVAL);
 }
 
 }  // namespace
@@ -120,7 +131,7 @@ Status JournaledFile::name_the_writer(const std::string& path, const JournalOpti
 Result<std::unique_ptr<JournaledFile>> JournaledFile::open(const std::string& path, Access access,
                                                            const JournalOptions& opts) {
   if (opts.journal_path.empty()) return Status(Code::kInvalid, "no journal path for " + path);
-  H5J_RETURN_IF_ERROR(refuse_file_as_its_journal(path, opts));
+  H5J_RETURN_IF_ERROR(refuse_unfit_journal_path(path, opts));
   if (opts.ring.buffers < 2) return Status(Code::kInvalid, "ring_buffers must be at least 2");
   bool read_only = access == Access::kReadOnly;
   std::optional<FileId> made;

@@ -155,6 +155,9 @@ class FileSystem {
   // empties it (tmpfs, ramfs), else empty: no sync makes a file there
   // survive a power loss.
   virtual std::string empties_at_reboot(const std::string& /*path*/) { return {}; }
+  // What `path` is when it exists and is not a regular file ("a directory",
+  // "a character device", ...), else empty.
+  virtual std::string not_a_regular_file(const std::string& /*path*/) { return {}; }
   // `path` as a name that leads to the same file whatever the working
   // directory becomes (absolute_name, below); as it is where names are not
   // relative to one (a file system in memory).

@@ -259,6 +259,17 @@ std::string PosixFileSystem::empties_at_reboot(const std::string& path) {
   return {};
 }
 
+std::string PosixFileSystem::not_a_regular_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
 std::string absolute_name(const std::string& path) {
   std::error_code ec;
   auto absolute = std::filesystem::absolute(path, ec);

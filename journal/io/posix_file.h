@@ -91,6 +91,7 @@ class PosixFileSystem : public FileSystem {
   Status sync_dir(const std::string& path) override;
   bool shares_cache_flush(const std::string& a, const std::string& b) override;
   std::string empties_at_reboot(const std::string& path) override;
+  std::string not_a_regular_file(const std::string& path) override;
   std::string absolute(const std::string& path) override { return absolute_name(path); }
   Result<std::vector<std::string>> paths_with_prefix(const std::string& prefix) override;
   bool deterministic() const override { return sys_.deterministic(); }

@@ -29,6 +29,13 @@ expect_failure "journal_path=$work/notes.txt" "names a file that is not a journa
 seq 1 1000 | cmp -s - notes.txt || { echo "FAIL: a journal_path naming notes.txt changed it"; status=1; }
 [[ -e notes.txt.readers ]] && { echo "FAIL: the refused open left notes.txt.readers behind"; status=1; }
 expect_failure "journal_path=$work/cfg.h5" "journal_path $work/cfg.h5 names the file itself"
+# One that is no regular file: a directory not ended by '/', and a FIFO, as
+# /dev/null, given to do without a journal, is a device: a close would have
+# unlinked it.
+expect_failure "journal_path=$work" "journal_path $work is a directory, where a journal is a regular file; end it with '/'"
+rm -f fifo && mkfifo fifo
+expect_failure "journal_path=$work/fifo;durable=false" "is a FIFO, where a journal is a regular file"
+[[ -p fifo ]] || { echo "FAIL: the refused open removed the FIFO journal_path named"; status=1; }
 # As sec2's failed open(O_CREAT), a failed create leaves no file behind.
 [[ -e cfg.h5 ]] && { echo "FAIL: the failed create left cfg.h5 behind"; status=1; }
 # A durable journal on tmpfs beside a file on a disk is refused; beside a

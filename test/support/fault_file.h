@@ -82,6 +82,7 @@ class FaultFileSystem : public FileSystem {
   }
   bool exists(const std::string& p) override { return posix_filesystem().exists(p); }
   Result<FileId> id(const std::string& p) override { return posix_filesystem().id(p); }
+  std::string not_a_regular_file(const std::string& p) override { return posix_filesystem().not_a_regular_file(p); }
   Status remove(const std::string& p) override { return posix_filesystem().remove(p); }
   Status sync_dir(const std::string& p) override {
     if (plan_->sync_fails()) return Status::from_errno(plan_->err, "fsync directory of " + p);

@@ -132,6 +132,23 @@ TEST_CASE_FIXTURE(FileInDir, "a journal_path naming a file that is not a journal
   REQUIRE(!made);
   CHECK(made.status().sys_errno() == EINVAL);
   CHECK(::access(dir.path("new.h5").c_str(), F_OK) != 0);
+  // Not a regular file: a FIFO (as /dev/null would be a device, to do
+  // without a journal), and a directory not ended by '/'.
+  REQUIRE(::mkfifo(dir.path("fifo").c_str(), 0600) == 0);
+  REQUIRE(::mkdir(dir.path("journals").c_str(), 0700) == 0);
+  for (const char* name : {"fifo", "journals"}) {
+    o.journal_path = dir.path(name);
+    for (bool durable : {true, false}) {
+      o.ring.durable = durable;
+      auto refused = JournaledFile::open(dir.path("new.h5"), Access::kCreateTruncate, o);
+      REQUIRE(!refused);
+      CHECK(refused.status().sys_errno() == EINVAL);
+      CHECK(refused.status().message().find(std::string("is a ") + (name[0] == 'f' ? "FIFO" : "directory")) !=
+            std::string::npos);
+      CHECK(::access(dir.path("new.h5").c_str(), F_OK) != 0);
+      CHECK(::access(dir.path(name).c_str(), F_OK) == 0);
+    }
+  }
 }
 
 // HDF5 never commits through its tentative handle; one that did is refused,
