@@ -32,7 +32,8 @@ expect_failure "journal_path=$work/cfg.h5" "journal_path $work/cfg.h5 names the 
 # One that is no regular file: a directory not ended by '/', and a FIFO, as
 # /dev/null, given to do without a journal, is a device: a close would have
 # unlinked it.
-expect_failure "journal_path=$work" "journal_path $work is a directory, where a journal is a regular file; end it with '/'"
+expect_failure "journal_path=$work" \
+  "journal_path $work is a directory, where a journal is a regular file; end it with '/'"
 rm -f fifo && mkfifo fifo
 expect_failure "journal_path=$work/fifo;durable=false" "is a FIFO, where a journal is a regular file"
 [[ -p fifo ]] || { echo "FAIL: the refused open removed the FIFO journal_path named"; status=1; }
