@@ -77,8 +77,10 @@ Status JournaledFile::bind() {
   return Status::ok();
 }
 
-std::string JournaledFile::target_name() const {
-  return opts_.target_name.empty() ? journal_target_name(base_->path()) : opts_.target_name;
+std::string JournaledFile::target_name() const { return target_name_for(base_->path(), opts_); }
+
+std::string JournaledFile::target_name_for(const std::string& path, const JournalOptions& opts) {
+  return opts.target_name.empty() ? journal_target_name(path) : opts.target_name;
 }
 
 Status JournaledFile::load_journal() {

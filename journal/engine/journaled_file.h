@@ -213,13 +213,9 @@ class JournaledFile : private RecoveredImage {
   // Empties the file and its journal for H5F_ACC_TRUNC, under the lock.
   Status truncate_for_create();
   Status refuse_journal_of_file_gone();
-  // Whether the journal this process holds for writing is this file's
-  // (HDF5's tentative second open), or the error that says whose it is.
-  Status check_held_journal_is_this_files();
-  // Whether the journal's header names a file of another name.
-  bool held_for_another_file();
-  // The refusal of an open led to the journal `holder` writes for another file.
-  Status journal_of_another_file(std::optional<int> holder);
+  // Ok if the journal `holder` writes may be this file's; else the refusal
+  // that names whose it is (open.cc).
+  Status refuse_journal_of_another_file(std::optional<int> holder, bool made_here);
   // The name of the file a journal was written for; nullopt: it has no header.
   static std::optional<std::string> written_for(File& journal);
   // "JOURNAL is the journal of "NAME", which WHO has open for writing", and
@@ -248,6 +244,8 @@ class JournaledFile : private RecoveredImage {
   // The header of a generation starting now, over the file as it is.
   Result<JournalHeader> next_header(uint64_t generation, uint64_t first_txn, std::array<uint8_t, 16> uuid);
   std::string target_name() const;
+  // The name a journal of `path`, opened with `opts`, records.
+  static std::string target_name_for(const std::string& path, const JournalOptions& opts);
   Status bind();
   Status read_layers(uint64_t addr, std::span<std::byte> out);
   // Journal bytes: through the writer's ring, which may hold them yet.

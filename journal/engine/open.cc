@@ -90,14 +90,15 @@ void remove_made_file(FileSystem& fs, File& base, FileId made, const Status& why
 //    a journal): commits would go nowhere, and the close would unlink it.
 Status refuse_unfit_journal_path(const std::string& path, const JournalOptions& opts) {
   const std::string& journal = opts.journal_path;
-  auto file_id = opts.fs->id(path), journal_id = opts.fs->id(journal);
+  auto journal_id = opts.fs->id(journal);
+  auto file_id = journal_id ? opts.fs->id(path) : journal_id;  // no journal: only the names can tell
   bool same = file_id && journal_id ? *file_id == *journal_id : opts.fs->absolute(path) == opts.fs->absolute(journal);
   if (same)
     return Status(Code::kInvalid,
                   path + " not opened: journal_path " + journal + " names the file itself. A journal is a file of "
                   "its own: by default the file's name with \".jnl\" added",
                   EINVAL);
-  std::string kind = opts.fs->not_a_regular_file(journal);
+  std::string kind = journal_id ? opts.fs->not_a_regular_file(journal) : std::string();
   if (kind.empty()) return Status::ok();
   std::string hint = kind == "a directory" ? "; end it with '/' to keep each file's journal in that directory"
                                            : ". A writer through h5journal always keeps a journal; without one, "
@@ -120,7 +121,7 @@ Status JournaledFile::name_the_writer(const std::string& path, const JournalOpti
   std::optional<int> holder = (*journal)->lock_holder();
   if (!holder) return exists;
   std::optional<std::string> name = written_for(**journal);
-  if (name && *name != (opts.target_name.empty() ? journal_target_name(path) : opts.target_name))
+  if (name && *name != target_name_for(path, opts))
     return Status(exists.code(),
                   exists.message() + ": " + journal_of_another_file_text(opts.journal_path, *name, holder), EEXIST);
   if (*holder == getpid()) return exists;
@@ -170,7 +171,8 @@ Status JournaledFile::open_for_read() {
   // writer's would be (HDF5 then uses the open file).  Asked of the
   // process's own table: a lock taken to find out would, for its instant,
   // refuse a writer starting in another process.
-  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process() && check_held_journal_is_this_files()) {
+  if (opts_.reader_in_writer_passive && journal_->locked_by_this_process() &&
+      refuse_journal_of_another_file(getpid(), file_made_)) {
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -215,9 +217,12 @@ Status JournaledFile::open_for_write(bool truncated) {
     // crashed file unrecovered and report success.
     if (!journal_->locked_by_this_process()) {
       std::optional<int> holder = journal_->lock_holder();  // read from /proc/locks: only for a refusal
-      if (holder != getpid()) return held_for_another_file() ? journal_of_another_file(holder) : busy_error(holder);
+      if (holder != getpid()) {
+        Status refused = refuse_journal_of_another_file(holder, /*made_here=*/false);
+        return refused ? busy_error(holder) : refused;
+      }
     }
-    H5J_RETURN_IF_ERROR(check_held_journal_is_this_files());
+    H5J_RETURN_IF_ERROR(refuse_journal_of_another_file(getpid(), file_made_));
     report_.passive = true;
     journal_.reset();
     return Status::ok();
@@ -400,20 +405,14 @@ Status JournaledFile::refuse_journal_of_file_gone() {
 // tentative open, its handle would be passive, HDF5 would take it for a file
 // of its own, and the first write would fail.  It is not the tentative open
 // if this open made the file (no handle had it open), or if the journal's
-// header names a file of another name.
-Status JournaledFile::check_held_journal_is_this_files() {
-  return file_made_ || held_for_another_file() ? journal_of_another_file(getpid()) : Status::ok();
-}
-
-bool JournaledFile::held_for_another_file() {
+// header names a file of another name.  From another process, only the
+// second tells this refusal from a second writer's.
+Status JournaledFile::refuse_journal_of_another_file(std::optional<int> holder, bool made_here) {
   std::optional<std::string> name = written_for(*journal_);
-  return name && *name != target_name();
-}
-
-Status JournaledFile::journal_of_another_file(std::optional<int> holder) {
+  if (!made_here && !(name && *name != target_name())) return Status::ok();
   return Status(Code::kForeign,
-                base_->path() + " not opened: " +
-                    journal_of_another_file_text(opts_.journal_path, written_for(*journal_).value_or(""), holder),
+                base_->path() + " not opened: " + journal_of_another_file_text(opts_.journal_path, name.value_or(""),
+                                                                              holder),
                 EWOULDBLOCK);
 }
 
