@@ -4,7 +4,7 @@
 // payloads in fixed-size pieces, so memory stays bounded whatever it is given.
 //
 // It reads ahead (read_ahead.h): a record's header and payload come from a
-// piece read at once, kFirstAhead bytes at first and up to kPiece, in a
+// piece read at once, kFirstAhead bytes at first and up to kWindow, in a
 // buffer only as large as the pieces so far (a journal of a few KiB, as a
 // live reader of a small file opens, takes 16 KiB, not 1 MiB).  Small
 // commits are a few records of tens of bytes each, and a read apiece made
@@ -112,11 +112,19 @@ class JournalReader {
   static constexpr size_t kPiece = 1 << 20;
   static constexpr size_t kFirstAhead = 16 << 10;
   static constexpr size_t kHead = 4096;  // covers every fixed payload and a comment
+  // The window: a piece and a page more.  A WRITE of 1 MiB is a record of
+  // 1 MiB and 56 bytes (its header, its payload's descriptor, its data), and a
+  // window of one piece, read at its header, ends short of the payload's last
+  // bytes; read at the payload, short of the next header: every large record
+  // read twice.  With the page, a miss at any point of a record holds the
+  // rest of its payload's piece and the next record's header.
+  static constexpr size_t kWindow = kPiece + 4096;
+  static_assert(kWindow >= kRecordHeaderSize + kPiece + kWritePayloadHeader + kRecordHeaderSize);
 
   File& file_;
   JournalHeader header_;
   uint64_t file_size_;
-  ReadAhead piece_{kPiece, kFirstAhead};  // the journal's bytes, kPiece at most
+  ReadAhead piece_{kWindow, kFirstAhead};  // the journal's bytes, kWindow at most
   std::array<std::byte, kHead> head_{};
   uint64_t offset_ = kFirstRecordOffset;
   StreamEnd end_ = StreamEnd::kEndOfFile;
