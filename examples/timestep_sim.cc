@@ -37,6 +37,7 @@ struct Options {
   int elems = 4096;
   bool latest_format = false;
   bool paged = false;  // paged file space, free space kept in the file, a page buffer
+  hsize_t userblock = 0;  // bytes before the superblock: 0, or 512 or a power of two above
   int report_fd = -1;
   uint64_t checkpoint_bytes = 0;
   std::string io = "auto";
@@ -136,6 +137,7 @@ hid_t create_file(const Options& o, hid_t fapl) {
     check(H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, true, 1), "H5Pset_file_space_strategy");
     check(H5Pset_file_space_page_size(fcpl, kFilePageBytes), "H5Pset_file_space_page_size");
   }
+  if (o.userblock) check(H5Pset_userblock(fcpl, o.userblock), "H5Pset_userblock");
   hid_t f = H5Fcreate(o.file.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
   H5Pclose(fcpl);
   check(f, "H5Fcreate");
@@ -308,6 +310,7 @@ int main(int argc, char** argv) {
     c->add_option("--elems", o.elems, "doubles per step dataset");
     c->add_flag("--latest-format", o.latest_format, "v3 superblock (H5F_LIBVER_LATEST)");
     c->add_flag("--paged", o.paged, "paged file space, persisted free space, a page buffer");
+    c->add_option("--userblock", o.userblock, "a user block of this many bytes before the superblock");
     c->add_option("--checkpoint-bytes", o.checkpoint_bytes, "journal size that triggers a checkpoint");
     c->add_option("--io", o.io, "auto | uring | sync")->check(CLI::IsMember({"auto", "uring", "sync"}));
     c->add_option("--raw", o.raw, "inplace | log | auto: where raw data goes")

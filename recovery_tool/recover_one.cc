@@ -72,11 +72,18 @@ bool holds_at(const std::string& path, uint64_t offset, std::span<const char> by
 
 // Whether `file`'s superblock is guarded (superblock_guard.h): as a
 // writer leaves it, or, with `log_form`, as a close in log form does.
+// The superblock is where HDF5 finds it: at 0, or after a user block.
 bool guarded(const std::string& file, bool log_form) {
   auto f = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
-  std::array<std::byte, kSuperblockVersionOffset + 1> head;
-  auto n = f ? (*f)->read_at(0, head) : Result<size_t>(size_t(0));
-  return n && *n == head.size() && is_guarded_head(head, log_form);
+  auto size = f ? (*f)->size() : Result<uint64_t>(uint64_t(0));
+  if (!size) return false;
+  auto read = [&](uint64_t at, std::span<std::byte> out) -> Status {
+    auto n = (*f)->read_at(at, out);
+    return n ? Status::ok() : n.status();
+  };
+  auto at = locate_superblock(*size, read);
+  std::array<std::byte, kSuperblockHead> head;
+  return at && *at && read(**at, head) && is_guarded_head(head, log_form);
 }
 
 // Whether `file` was closed in log form (materialize=never): its
@@ -103,8 +110,8 @@ Outcome classify_unjournaled(const std::string& file, const std::string& journal
     return fail(kExitJournalMissing,
                 file + " was being written through h5journal, or is a copy taken while it was (its superblock is "
                        "guarded), and its journal " + journal + " is not here: its last commits are in that journal. "
-                       "Pass the journal with --journal; to accept a copy as it was taken, clear the top bit of "
-                       "its byte 8 (docs/recovery.md, \"What a reader without the driver sees\")");
+                       "Pass the journal with --journal; to accept a copy as it was taken, clear the top bits of "
+                       "its superblock's version byte (docs/recovery.md, \"What a reader without the driver sees\")");
   if (!sb || !sb->has_value())
     return fail(kExitNotHdf5, file + " is not an HDF5 file (no superblock signature) and has no journal");
   if (marked_open_for_writing(**sb)) return fail(kExitJournalMissing, left_open_without_journal(file, journal).message());

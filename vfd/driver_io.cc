@@ -77,6 +77,11 @@ void for_each_element(uint32_t count, const H5FD_mem_t types[], const size_t siz
   for (uint32_t i = 0; i < count; i++) f(i, type.at(i), size.at(i));
 }
 
+// HDF5 puts the superblock at the file's base address: after a user block,
+// if it has one.  It sets that address before its first write, and the
+// guard keeps to it (superblock_guard.h), whatever raw data holds.
+void tell_superblock(H5FD_t* file) { self(file)->file->base().superblock_is_at(file->base_addr); }
+
 }  // namespace
 
 herr_t journal_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t size, void* buf) {
@@ -95,6 +100,7 @@ herr_t journal_write(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t 
     auto in = static_cast<const std::byte*>(buf);
     auto bytes = std::span(in, size);
     JournaledFile& f = *self(file)->file;
+    tell_superblock(file);
     auto pieces = collective_transfer(*self(file), addr, size);
     Status s = !pieces              ? pieces.status()
                : !pieces->empty()   ? write_pieces(f, type, *pieces, in)
@@ -128,6 +134,7 @@ herr_t journal_write_vector(H5FD_t* file, hid_t, uint32_t count, H5FD_mem_t type
     std::vector<RawPiece>& raw = self(file)->raw_pieces.pieces;
     raw.clear();
     Status s = refuse_if_forked(*self(file));
+    tell_superblock(file);
     bool all_raw = true;
     auto flush_raw = [&]() {
       if (s && !raw.empty()) s = f.write_raw(raw, uint32_t(H5FD_MEM_DRAW));
@@ -162,6 +169,7 @@ herr_t journal_write_selection(H5FD_t* file, H5FD_mem_t type, hid_t, size_t coun
       return Status::ok();
     };
     Status s = refuse_if_forked(*self(file));
+    tell_superblock(file);
     ExtendedArray<size_t> element_size(element_sizes, 0);
     ExtendedArray<const void*> buf(bufs, nullptr);
     for (size_t i = 0; i < count && s; ++i)

@@ -8,9 +8,9 @@
 // straight into the file, with HDF5's signature held back, and makes the
 // signature the commit:
 //
-//   1. the image into the file, bytes [0, 8) zeros;  sync the file
-//   2. the journal, data logs and readers file removed;  sync the directory
-//   3. the signature into [0, 8);                    sync the file
+//   1. the image into the file, the signature's bytes zeros;  sync the file
+//   2. the journal, data logs and readers file removed;     sync the directory
+//   3. the signature into its place;                        sync the file
 //
 // Three flushes (the file, the directory, the file), where a commit and a
 // materializing close take five: the journal's name, the binding, the
@@ -18,7 +18,7 @@
 // header (commit.cc, end_close).
 //
 // THE INVARIANTS, at every moment, power loss included:
-//  - the file starts with HDF5's signature only once every other byte of
+//  - the file holds HDF5's signature only once every other byte of
 //    it is durable (1 before 3): a reader never takes a half-written file
 //    for HDF5's, it finds no HDF5 file at all;
 //  - a journal is found beside the file only while the signature is not
@@ -39,8 +39,8 @@
 // The signature is held back from the session's open (open.cc), whatever
 // goes in place, until the first commit or this close.  Only serially:
 // under MPI the close is the ranks' collective commit.  And only when the
-// image starts with HDF5's signature, at 0: a file with a user block keeps
-// its superblock further on.
+// image holds HDF5's signature where the superblock is: at 0, or after a
+// user block (superblock_guard.h).
 #include "journaled_file.h"
 
 namespace h5j {
@@ -57,13 +57,14 @@ std::optional<std::pair<FileId, FileId>> JournaledFile::names_lead_to() {
 
 bool JournaledFile::may_close_uncommitted() {
   if (first_commit_done_ || report_.journal_found || !base_empty_ || !opts_.materialize_at_close) return false;
-  if (!base_->holds_signature() || image_.logical_size < kSignatureBytes) return false;
+  const uint64_t at = base_->superblock_offset();
+  if (!base_->holds_signature() || image_.logical_size < at + kSignatureBytes) return false;
   // By name it removes the journal and syncs the directories: were the
   // names to lead elsewhere, the journal, with no commit, would stay beside
   // the whole file, and the driver would refuse the file as never committed.
   if (!names_at_open_ || names_lead_to() != names_at_open_) return false;
   std::array<std::byte, kSignatureBytes> head{};
-  return read(0, head) && is_hdf5_head(head);
+  return read(at, head) && is_hdf5_head(head);
 }
 
 Status JournaledFile::close_uncommitted() {

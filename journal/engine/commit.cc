@@ -114,9 +114,10 @@ bool JournaledFile::checkpoint_waits_for_sync() {
 
 bool JournaledFile::first_superblock_only_journaled() {
   if (!base_empty_ || !first_commit_done_) return false;
-  std::array<std::byte, kSuperblockVersionOffset + 1> head{};
-  if (image_.logical_size < head.size() || !read_layers(0, head) || !is_hdf5_head(head)) return false;
-  base_empty_ = image_.overlay.intersects(0, head.size());  // else it went in place
+  const uint64_t at = base_->superblock_offset();
+  std::array<std::byte, kSuperblockHead> head{};
+  if (image_.logical_size < at + head.size() || !read_layers(at, head) || !is_hdf5_head(head)) return false;
+  base_empty_ = image_.overlay.intersects(at, at + head.size());  // else it went in place
   return base_empty_;
 }
 

@@ -14,11 +14,16 @@ bool is_hdf5_signature(std::span<const std::byte> first8) {
   return first8.size() >= 8 && std::memcmp(first8.data(), kHdf5Signature, 8) == 0;
 }
 
-bool covers_version(uint64_t offset, size_t size) {
-  return offset <= kSuperblockVersionOffset && kSuperblockVersionOffset < offset + size;
-}
+// Whether [offset, offset + n) holds byte `at`.
+bool covers(uint64_t offset, size_t n, uint64_t at) { return offset <= at && at < offset + n; }
 
 }  // namespace
+
+uint64_t first_superblock_candidate(uint64_t offset) {
+  uint64_t at = 0;
+  while (at < offset) at = next_superblock_candidate(at);
+  return at;
+}
 
 bool is_hdf5_head(std::span<const std::byte> head) { return is_hdf5_signature(head); }
 
@@ -28,16 +33,60 @@ bool is_guarded_head(std::span<const std::byte> head, bool log_form) {
   return (head[kSuperblockVersionOffset] & kGuardBits) == want;
 }
 
-Result<std::optional<std::byte>> SuperblockGuardFile::stored_version_byte() {
-  std::array<std::byte, kSuperblockVersionOffset + 1> head;
-  auto n = inner().read_at(0, head);
-  if (!n) return n.status();
-  if (*n < head.size() || !is_hdf5_signature(head)) return std::optional<std::byte>();
-  return std::optional<std::byte>(head[kSuperblockVersionOffset]);
+bool SuperblockGuardFile::covers_a_version_byte(uint64_t offset, size_t n) {
+  const uint64_t at = first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
+  return covers(offset, n, at + kSuperblockVersionOffset);
 }
 
-Status SuperblockGuardFile::store_version_byte(std::byte b) {
-  return inner().write_at(kSuperblockVersionOffset, std::span<const std::byte>(&b, 1));
+// Whether `bytes`, read at `offset`, set guard bits in some candidate's
+// version byte: only then need a read find the superblock.
+bool SuperblockGuardFile::guard_bits_at_a_candidate(uint64_t offset, std::span<const std::byte> bytes) {
+  for (uint64_t at = first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
+       covers(offset, bytes.size(), at + kSuperblockVersionOffset); at = next_superblock_candidate(at))
+    if ((bytes[at + kSuperblockVersionOffset - offset] & kGuardBits) != std::byte{0}) return true;
+  return false;
+}
+
+void SuperblockGuardFile::superblock_is_at(uint64_t at) {
+  superblock_ = at;
+  if (holding_ && held_end_ == 0) held_at_ = at;
+}
+
+Result<std::optional<uint64_t>> SuperblockGuardFile::superblock_at(uint64_t offset, std::span<const std::byte> data) {
+  if (superblock_) return superblock_;
+  for (uint64_t at = first_superblock_candidate(offset); at + kSuperblockHead <= offset + data.size();
+       at = next_superblock_candidate(at))
+    if (is_hdf5_signature(data.subspan(at - offset, 8))) return std::optional<uint64_t>(at);
+  auto size = inner().size();
+  if (!size) return size.status();
+  auto found = locate_superblock(*size, [this](uint64_t at, std::span<std::byte> out) -> Status {
+    auto n = inner().read_at(at, out);
+    return n ? Status::ok() : n.status();
+  });
+  if (found && *found) superblock_ = *found;
+  return found;
+}
+
+Result<bool> SuperblockGuardFile::signature_at(uint64_t at, uint64_t offset, std::span<const std::byte> bytes) {
+  if (offset <= at && at + 8 <= offset + bytes.size()) return is_hdf5_signature(bytes.subspan(at - offset, 8));
+  auto stored = stored_version_byte();
+  if (!stored) return stored.status();
+  return stored->has_value() && (*stored)->superblock == at;
+}
+
+Result<std::optional<SuperblockGuardFile::StoredVersion>> SuperblockGuardFile::stored_version_byte() {
+  auto at = superblock_at();
+  if (!at) return at.status();
+  if (!*at) return std::optional<StoredVersion>();
+  std::array<std::byte, kSuperblockHead> head;
+  auto n = inner().read_at(**at, head);
+  if (!n) return n.status();
+  if (*n < head.size() || !is_hdf5_signature(head)) return std::optional<StoredVersion>();
+  return std::optional<StoredVersion>(StoredVersion{**at, head[kSuperblockVersionOffset]});
+}
+
+Status SuperblockGuardFile::store_version_byte(const StoredVersion& v) {
+  return inner().write_at(v.superblock + kSuperblockVersionOffset, std::span<const std::byte>(&v.version, 1));
 }
 
 Status SuperblockGuardFile::guard(bool log_form) {
@@ -45,8 +94,8 @@ Status SuperblockGuardFile::guard(bool log_form) {
   auto stored = stored_version_byte();
   if (!stored) return stored.status();
   guard_on_disk_ = stored->has_value();
-  if (!*stored || (**stored & kGuardBits) == set_bits_) return Status::ok();
-  return store_version_byte((**stored & ~kGuardBits) | set_bits_);
+  if (!*stored || ((*stored)->version & kGuardBits) == set_bits_) return Status::ok();
+  return store_version_byte({(*stored)->superblock, ((*stored)->version & ~kGuardBits) | set_bits_});
 }
 
 Status SuperblockGuardFile::unguard() {
@@ -54,30 +103,25 @@ Status SuperblockGuardFile::unguard() {
   guard_on_disk_ = false;
   auto stored = stored_version_byte();
   if (!stored) return stored.status();
-  if (!*stored || (**stored & kGuardBits) == std::byte{0}) return Status::ok();
-  return store_version_byte(**stored & ~kGuardBits);
+  if (!*stored || ((*stored)->version & kGuardBits) == std::byte{0}) return Status::ok();
+  return store_version_byte({(*stored)->superblock, (*stored)->version & ~kGuardBits});
 }
 
-// Whether the file starts with HDF5's signature: by `bytes`, which cover
-// byte 8 from `offset`, when they cover the signature too; else by the file.
-Result<bool> SuperblockGuardFile::starts_with_signature(uint64_t offset, std::span<const std::byte> bytes) {
-  if (offset == 0) return is_hdf5_signature(bytes.first(8));
-  auto stored = stored_version_byte();
-  if (!stored) return stored.status();
-  return stored->has_value();
-}
-
-// A version byte with guard bits is cleared only where the file starts with
-// HDF5's signature: elsewhere byte 8 is not a superblock's (a user block's,
-// say) and is returned as it is.
+// A version byte with guard bits is cleared only at the superblock: byte 8
+// of a user block, or of raw data that holds a signature, is returned as it
+// is.
 Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte> out) {
   auto n = inner().read_at(offset, out);
   if (n && holding_)
-    for (uint64_t at = offset; at < held_.size() && at < offset + *n; ++at) out[at - offset] = held_[at];
-  if (!n || !covers_version(offset, *n)) return n;
-  std::byte& version = out[kSuperblockVersionOffset - offset];
+    for (uint64_t at = std::max(offset, held_at_); at < held_at_ + kSuperblockHead && at < offset + *n; ++at)
+      out[at - offset] = held_[at - held_at_];
+  if (!n || !guard_bits_at_a_candidate(offset, out.first(*n))) return n;
+  auto at = superblock_at();
+  if (!at) return at.status();
+  if (!*at || !covers(offset, *n, **at + kSuperblockVersionOffset)) return n;
+  std::byte& version = out[**at + kSuperblockVersionOffset - offset];
   if ((version & kGuardBits) == std::byte{0}) return n;
-  auto signature = starts_with_signature(offset, out);
+  auto signature = signature_at(**at, offset, out.first(*n));
   if (!signature) return signature.status();
   if (*signature) version &= ~kGuardBits;
   return n;
@@ -86,32 +130,40 @@ Result<size_t> SuperblockGuardFile::read_at(uint64_t offset, std::span<std::byte
 // The held part as zeros, then the rest as it is: no copy of a large write
 // (an image's first run reaches 8 MiB).
 Status SuperblockGuardFile::write_held(uint64_t offset, std::span<const std::byte> data) {
-  const size_t head = std::min(data.size(), size_t(held_.size() - offset));
-  std::copy_n(data.begin(), head, held_.begin() + offset);
-  held_end_ = std::max(held_end_, size_t(offset) + head);
-  const std::array<std::byte, kSuperblockVersionOffset + 1> zeros{};
+  const std::array<std::byte, kSuperblockHead> zeros{};
+  if (offset < held_at_) {
+    const size_t before = size_t(held_at_ - offset);
+    H5J_RETURN_IF_ERROR(inner().write_at(offset, data.first(before)));
+    return write_held(held_at_, data.subspan(before));
+  }
+  const uint64_t into = offset - held_at_;
+  const size_t head = std::min(data.size(), size_t(kSuperblockHead - into));
+  std::copy_n(data.begin(), head, held_.begin() + ptrdiff_t(into));
+  held_end_ = std::max(held_end_, size_t(into) + head);
   H5J_RETURN_IF_ERROR(inner().write_at(offset, std::span(zeros).first(head)));
   return head == data.size() ? Status::ok() : inner().write_at(offset + head, data.subspan(head));
 }
 
-// The file was created empty: bytes of [0, held_end_) no write reached are
+// The file was created empty: bytes of the held place no write reached are
 // zeros there anyway.
 Status SuperblockGuardFile::release_signature() {
   if (!holding_) return Status::ok();
   holding_ = false;
-  return held_end_ == 0 ? Status::ok() : write_at(0, std::span(held_).first(held_end_));
+  return held_end_ == 0 ? Status::ok() : write_at(held_at_, std::span(held_).first(held_end_));
 }
 
-// Like reads, only where the file starts with HDF5's signature: the bytes
-// written, or the file's.
+// Like reads, only at the superblock: the bytes written, or the file's.
 Status SuperblockGuardFile::write_at(uint64_t offset, std::span<const std::byte> data) {
-  if (holding_ && offset < held_.size()) return write_held(offset, data);
-  if (set_bits_ == std::byte{0} || !covers_version(offset, data.size())) return inner().write_at(offset, data);
-  auto signature = starts_with_signature(offset, data);
+  if (overlaps_held(offset, data.size())) return write_held(offset, data);
+  if (set_bits_ == std::byte{0} || !covers_a_version_byte(offset, data.size())) return inner().write_at(offset, data);
+  auto at = superblock_at(offset, data);
+  if (!at) return at.status();
+  if (!*at || !covers(offset, data.size(), **at + kSuperblockVersionOffset)) return inner().write_at(offset, data);
+  auto signature = signature_at(**at, offset, data);
   if (!signature) return signature.status();
   if (!*signature) return inner().write_at(offset, data);
   std::vector<std::byte> guarded(data.begin(), data.end());
-  guarded[kSuperblockVersionOffset - offset] |= set_bits_;
+  guarded[**at + kSuperblockVersionOffset - offset] |= set_bits_;
   H5J_RETURN_IF_ERROR(inner().write_at(offset, guarded));
   guard_on_disk_ = true;
   return Status::ok();
@@ -121,13 +173,13 @@ Result<bool> SuperblockGuardFile::guard_intact() {
   if (!guard_on_disk_) return true;
   auto stored = stored_version_byte();
   if (!stored) return stored.status();
-  return stored->has_value() && (**stored & kGuardBits) == set_bits_;
+  return stored->has_value() && ((*stored)->version & kGuardBits) == set_bits_;
 }
 
 // The engine writes the HDF5 file with write_at only; an asynchronous write
 // could not be guarded without a copy that outlives it.
 Result<uint64_t> SuperblockGuardFile::submit_write(uint64_t offset, std::span<const std::byte> data) {
-  if ((set_bits_ != std::byte{0} && covers_version(offset, data.size())) || (holding_ && offset < held_.size()))
+  if ((set_bits_ != std::byte{0} && covers_a_version_byte(offset, data.size())) || overlaps_held(offset, data.size()))
     return Status(Code::kInvalid, path() + ": the superblock is written with write_at, not submit_write");
   return inner().submit_write(offset, data);
 }

@@ -135,6 +135,25 @@ WATCH="nv2.h5"
 expect 4 "closed in log form" yes -- nv2.h5
 WATCH=""
 
+# A file with a user block keeps its superblock past it, at 4096 here, and
+# the guard goes there, from the first commit (a durable writer writes the
+# journaled superblock back early): under each durability HDF5 without the driver
+# refuses the crashed file (with durable=false it would read the last
+# checkpoint's metadata over data written in place since), the user block
+# is left as it was, and h5recover brings back every acknowledged step.
+for durability in "" --no-durable; do
+  ACKS=6 crashed ub.h5 --userblock 4096 --paged $durability
+  cases=$((cases + 1))
+  [[ $(od -An -tx1 -j 4104 -N 1 ub.h5) == " 8"[0-3] ]] ||
+    fail "user block ${durability:-durable}: the superblock's version byte is not guarded: $(od -An -tx1 -j 4104 -N 1 ub.h5)"
+  [[ -z $(od -An -v -tx1 -N 4096 ub.h5 | tr -d ' 0\n') ]] || fail "user block ${durability:-durable}: the user block changed"
+  "$h5bin/h5dump" -H ub.h5 > ub.txt 2>&1 && fail "user block ${durability:-durable}: h5dump without the driver read the crashed file"
+  WATCH=""
+  expect 0 "recovered ub.h5" no -- ub.h5
+  "$sim" verify ub.h5 --driver sec2 --elems 512 --min-step "$(last_acked ub.h5)" > /dev/null ||
+    fail "user block ${durability:-durable}: plain HDF5 does not read every acknowledged step after h5recover"
+done
+
 # raw=log: recovered with its data log; without it, named and refused.
 crashed dl.h5 --raw log
 cp dl.h5.jnl.data dl.h5.jnl.data.good

@@ -2,6 +2,7 @@
 // through it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -100,4 +101,69 @@ TEST_CASE("a file that does not start with HDF5's signature is never changed, no
   CHECK(read_through(*f, 8, 1)[0] == std::byte(0xF0));
   REQUIRE(f->unguard());
   CHECK(test::read_file(path) == disk);
+}
+
+// A user block of 4 KiB puts the superblock at 4096 (superblock_guard.h):
+// its version byte is guarded there, and byte 8, the user's, is left alone.
+TEST_CASE("a superblock after a user block is guarded at its own version byte") {
+  TempDir dir;
+  std::string path = dir.path("u.h5");
+  std::vector<std::byte> file(4096, std::byte(0xAB));  // byte 8 has the guard bits set, and is the user's
+  auto head = hdf5_head(2);
+  file.insert(file.end(), head.begin(), head.end());
+  test::write_file(path, file);
+  auto f = open_guarded(path, OpenMode::kReadWrite);
+  REQUIRE(f->guard());
+  auto disk = test::read_file(path);
+  CHECK(disk[4096 + 8] == std::byte(0x82));
+  CHECK(disk[8] == std::byte(0xAB));
+  CHECK(read_through(*f, 0, 4096 + 24) == file);  // HDF5's bytes, and the user's
+  CHECK(read_through(*f, 4096 + 8, 1) == std::vector<std::byte>{std::byte(2)});
+  REQUIRE(f->write_at(4096, hdf5_head(3)));
+  CHECK(test::read_file(path)[4096 + 8] == std::byte(0x83));
+  REQUIRE(f->unguard());
+  CHECK(test::read_file(path)[4096 + 8] == std::byte(3));
+  CHECK(test::read_file(path)[8] == std::byte(0xAB));
+}
+
+// The driver tells the guard where HDF5 put the superblock (its base
+// address).  Raw data written before the superblock reaches the file may
+// hold HDF5's signature at another candidate (a file image kept in a
+// dataset): its bytes are never changed.
+TEST_CASE("told where the superblock is, the guard leaves a signature in raw data alone") {
+  TempDir dir;
+  std::string path = dir.path("e.h5");
+  auto f = open_guarded(path, OpenMode::kCreateTruncate);
+  f->superblock_is_at(4096);
+  REQUIRE(f->guard());
+  auto raw = hdf5_head(1);  // at 8192: a candidate, above the superblock
+  REQUIRE(f->write_at(8192, raw));
+  CHECK(test::read_file(path)[8192 + 8] == std::byte(1));
+  REQUIRE(f->write_at(4096, hdf5_head(0)));
+  auto disk = test::read_file(path);
+  CHECK(disk[4096 + 8] == std::byte(0x80));
+  CHECK(disk[8192 + 8] == std::byte(1));
+  CHECK(read_through(*f, 8192, 24) == raw);
+}
+
+// A file created empty holds its signature back until its first commit
+// (superblock_guard.h); with a user block, where the superblock is.
+TEST_CASE("a held signature moves to the superblock after a user block") {
+  TempDir dir;
+  std::string path = dir.path("h.h5");
+  auto f = open_guarded(path, OpenMode::kCreateTruncate);
+  f->hold_signature();
+  f->superblock_is_at(4096);
+  auto head = hdf5_head(2);
+  REQUIRE(f->write_at(4096, head));
+  auto disk = test::read_file(path);
+  REQUIRE(disk.size() == 4096 + 24);
+  CHECK(std::all_of(disk.begin() + 4096, disk.begin() + 4096 + 9, [](std::byte b) { return b == std::byte(0); }));
+  CHECK(std::equal(disk.begin() + 4096 + 9, disk.end(), head.begin() + 9));
+  CHECK(read_through(*f, 4096, 24) == head);  // HDF5 reads what it wrote
+  REQUIRE(f->guard());
+  REQUIRE(f->release_signature());
+  disk = test::read_file(path);
+  CHECK(is_guarded_head(std::span(disk).subspan(4096), /*log_form=*/false));
+  CHECK(read_through(*f, 4096, 24) == head);
 }
