@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "coding.h"
+#include "superblock_guard.h"  // where HDF5 looks for a superblock
 #include "hdf5_private.h"  // H5_checksum_metadata: HDF5's own, so our checksums are identical to its
 
 namespace h5j {
@@ -24,7 +25,7 @@ Status FileImageView::read(uint64_t addr, std::span<std::byte> out) {
 }
 
 Result<std::optional<SuperblockInfo>> find_superblock(RecoveredImage& image) {
-  for (uint64_t off = 0; off + 48 <= image.size(); off = off == 0 ? 512 : off * 2) {
+  for (uint64_t off = 0; off + 48 <= image.size(); off = next_superblock_candidate(off)) {
     std::byte head[24];
     H5J_RETURN_IF_ERROR(image.read(off, head));
     if (std::memcmp(head, kSignature, 8) != 0) continue;

@@ -38,8 +38,7 @@ bool SuperblockGuardFile::covers_a_version_byte(uint64_t offset, size_t n) {
   return covers(offset, n, at + kSuperblockVersionOffset);
 }
 
-// Whether `bytes`, read at `offset`, set guard bits in some candidate's
-// version byte: only then need a read find the superblock.
+// Only then need a read find the superblock.
 bool SuperblockGuardFile::guard_bits_at_a_candidate(uint64_t offset, std::span<const std::byte> bytes) {
   for (uint64_t at = first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
        covers(offset, bytes.size(), at + kSuperblockVersionOffset); at = next_superblock_candidate(at))

@@ -25,16 +25,17 @@
 // Through this File the guard is invisible: a read of byte S + 8 gets the
 // version, with the guard bits cleared; while guarding, a write of byte
 // S + 8 sets the bit.  So the engine's image, fingerprints and replay all
-// see HDF5's bytes, whether the file on disk is guarded or not.  S is found
-// once, from the file or from the write that puts the signature there, and
-// kept: HDF5 never moves a superblock.
+// see HDF5's bytes, whether the file on disk is guarded or not.  S is kept
+// once the driver tells it (HDF5's base address) or it is found in the
+// file: HDF5 never moves a superblock.  A write's own bytes say where S is
+// only for that write, since raw data may hold a signature too.
 //
 // Before a file created empty has a commit, it has no guard but a held
 // signature: bytes S to S + 8 go to the disk as zeros, and are written at
 // the first commit (guarded) or by a close that committed nothing, once the
 // rest of the file is durable.  Until then the disk holds no HDF5 file.
-// S is 0 until a write puts HDF5's signature at a power of two from 512
-// with nothing held yet (the superblock after a user block).
+// The held place is 0 until the driver tells S, which it does before
+// HDF5's first write.
 #pragma once
 
 #include <array>
@@ -124,6 +125,8 @@ class SuperblockGuardFile : public ForwardingFile {
   Result<bool> signature_at(uint64_t at, uint64_t offset, std::span<const std::byte> bytes);
   // Whether [offset, offset + n) covers some candidate's version byte.
   static bool covers_a_version_byte(uint64_t offset, size_t n);
+  // Whether `bytes`, read at `offset`, set guard bits in some candidate's
+  // version byte.
   static bool guard_bits_at_a_candidate(uint64_t offset, std::span<const std::byte> bytes);
   // Whether [offset, offset + n) overlaps the held bytes' place.
   bool overlaps_held(uint64_t offset, size_t n) const {
