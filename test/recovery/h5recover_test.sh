@@ -142,7 +142,7 @@ WATCH=""
 # checkpoint's metadata over data written in place since), the user block
 # is left as it was, and h5recover brings back every acknowledged step.
 for durability in "" --no-durable; do
-  ACKS=6 crashed ub.h5 --userblock 4096 --paged $durability
+  ACKS=6 crashed ub.h5 --userblock 4096 $durability
   cases=$((cases + 1))
   [[ $(od -An -tx1 -j 4104 -N 1 ub.h5) == " 8"[0-3] ]] ||
     fail "user block ${durability:-durable}: the superblock's version byte is not guarded: $(od -An -tx1 -j 4104 -N 1 ub.h5)"
