@@ -17,11 +17,39 @@ cd "$work"
 export HDF5_PLUGIN_PATH="$plugin_dir" HDF5_DRIVER=journal
 # A worker left by a run that failed early lives out its sleep no longer.
 trap 'w=$(sed -n "s/^worker //p" out.txt 2> /dev/null); [ -z "$w" ] || kill "$w" 2> /dev/null || true' EXIT
+# Runs the writer (CONFIG HOW); its exit status in $status.  Past 60 s it
+# is taken for hung: where each of its processes and threads waits is
+# printed (the kernel's wait channel, and with gdb each thread's stack)
+# before they are killed, and its status is 124.
+run_writer() {
+  HDF5_DRIVER_CONFIG=$1 "$program" write "$2" f.h5 > out.txt 2> err.txt &
+  local pid=$! tenths=0
+  while [ -e /proc/"$pid" ] && [ "$(cut -d' ' -f3 /proc/"$pid"/stat 2> /dev/null)" != Z ] && [ $tenths -lt 600 ]; do
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
+  status=0
+  if [ $tenths -ge 600 ]; then
+    local procs
+    procs="$pid $(pgrep -P "$pid" | tr '\n' ' ' || true)"
+    for p in $procs; do
+      echo "hung ($1, $2): process $p"
+      for t in /proc/"$p"/task/*; do echo "  thread ${t##*/} waits in $(cat "$t/wchan" 2> /dev/null)"; done
+      if command -v gdb > /dev/null; then
+        gdb -p "$p" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)' | head -80 || true
+      fi
+    done
+    kill -9 $procs 2> /dev/null || true
+    wait "$pid" 2> /dev/null || true
+    status=124
+    return
+  fi
+  wait "$pid" || status=$?
+}
 for config in durable=true durable=100ms durable=false; do
   for how in exit flush linger own; do
     rm -f f.h5*
-    status=0
-    HDF5_DRIVER_CONFIG=$config timeout 60 "$program" write "$how" f.h5 > out.txt 2> err.txt || status=$?
+    run_writer "$config" "$how"
     [ "$status" = 137 ] || { echo "FAIL ($config, $how): the writer ended with $status, not SIGKILL"; cat out.txt err.txt; exit 1; }
     grep -q "committed 20" out.txt || { echo "FAIL ($config, $how): the writer did not commit 20 steps"; cat err.txt; exit 1; }
     if [ "$how" = flush ] || [ "$how" = own ]; then
