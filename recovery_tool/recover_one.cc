@@ -75,15 +75,11 @@ bool holds_at(const std::string& path, uint64_t offset, std::span<const char> by
 // The superblock is where HDF5 finds it: at 0, or after a user block.
 bool guarded(const std::string& file, bool log_form) {
   auto f = posix_filesystem().open(file, OpenMode::kReadOnly, IoEngine::kSync);
-  auto size = f ? (*f)->size() : Result<uint64_t>(uint64_t(0));
-  if (!size) return false;
-  auto read = [&](uint64_t at, std::span<std::byte> out) -> Status {
-    auto n = (*f)->read_at(at, out);
-    return n ? Status::ok() : n.status();
-  };
-  auto at = locate_superblock(*size, read);
+  if (!f) return false;
+  auto at = locate_superblock(**f);
   std::array<std::byte, kSuperblockHead> head;
-  return at && *at && read(**at, head) && is_guarded_head(head, log_form);
+  auto n = at && *at ? (*f)->read_at(**at, head) : Result<size_t>(size_t(0));
+  return n && *n == head.size() && is_guarded_head(head, log_form);
 }
 
 // Whether `file` was closed in log form (materialize=never): its

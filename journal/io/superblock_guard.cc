@@ -19,10 +19,24 @@ bool covers(uint64_t offset, size_t n, uint64_t at) { return offset <= at && at 
 
 }  // namespace
 
+// The first candidate whose version byte lies at or after `offset`.
+static uint64_t first_version_byte_candidate(uint64_t offset) {
+  return first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
+}
+
 uint64_t first_superblock_candidate(uint64_t offset) {
   uint64_t at = 0;
   while (at < offset) at = next_superblock_candidate(at);
   return at;
+}
+
+Result<std::optional<uint64_t>> locate_superblock(File& file) {
+  auto size = file.size();
+  if (!size) return size.status();
+  return locate_superblock(*size, [&file](uint64_t at, std::span<std::byte> out) -> Status {
+    auto n = file.read_at(at, out);
+    return n ? Status::ok() : n.status();
+  });
 }
 
 bool is_hdf5_head(std::span<const std::byte> head) { return is_hdf5_signature(head); }
@@ -34,13 +48,12 @@ bool is_guarded_head(std::span<const std::byte> head, bool log_form) {
 }
 
 bool SuperblockGuardFile::covers_a_version_byte(uint64_t offset, size_t n) {
-  const uint64_t at = first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
-  return covers(offset, n, at + kSuperblockVersionOffset);
+  return covers(offset, n, first_version_byte_candidate(offset) + kSuperblockVersionOffset);
 }
 
 // Only then need a read find the superblock.
 bool SuperblockGuardFile::guard_bits_at_a_candidate(uint64_t offset, std::span<const std::byte> bytes) {
-  for (uint64_t at = first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
+  for (uint64_t at = first_version_byte_candidate(offset);
        covers(offset, bytes.size(), at + kSuperblockVersionOffset); at = next_superblock_candidate(at))
     if ((bytes[at + kSuperblockVersionOffset - offset] & kGuardBits) != std::byte{0}) return true;
   return false;
@@ -56,12 +69,7 @@ Result<std::optional<uint64_t>> SuperblockGuardFile::superblock_at(uint64_t offs
   for (uint64_t at = first_superblock_candidate(offset); at + kSuperblockHead <= offset + data.size();
        at = next_superblock_candidate(at))
     if (is_hdf5_signature(data.subspan(at - offset, 8))) return std::optional<uint64_t>(at);
-  auto size = inner().size();
-  if (!size) return size.status();
-  auto found = locate_superblock(*size, [this](uint64_t at, std::span<std::byte> out) -> Status {
-    auto n = inner().read_at(at, out);
-    return n ? Status::ok() : n.status();
-  });
+  auto found = locate_superblock(inner());
   if (found && *found) superblock_ = *found;
   return found;
 }

@@ -63,6 +63,8 @@ uint64_t first_superblock_candidate(uint64_t offset);
 // if none does.
 template <class Read>
 Result<std::optional<uint64_t>> locate_superblock(uint64_t size, Read&& read);
+// The same, of `file` as it is on disk.
+Result<std::optional<uint64_t>> locate_superblock(File& file);
 inline constexpr std::byte kGuardBit{0x80};
 inline constexpr std::byte kLogFormBit{0x40};
 inline constexpr std::byte kGuardBits = kGuardBit | kLogFormBit;
