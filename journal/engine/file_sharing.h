@@ -52,6 +52,13 @@ class FileSharing {
   // records (transaction.h); other ranks' in-place bytes are theirs to sync
   // before rank 0's COMMIT, and no record of rank 0's could name them.
   bool commits_in_one_flush() const { return !shared_; }
+  // Serially the session's first commit syncs the file (its fsync makes
+  // the binding durable) and names no in-place bytes, so their extents and
+  // CRCs are kept from it on; before it only their count, which the
+  // background's pacing takes (background_sync.h, WRITTEN AHEAD).  Under
+  // MPI rank 0 looks at every commit's extents, the first's too, for bytes
+  // two ranks wrote (ranks_may_vouch).
+  bool names_in_place_from_first_commit() const { return !shared_; }
   // Until its first commit a file created empty keeps HDF5's signature off
   // the disk (superblock_guard.h), and a close with no commit before it
   // writes the file without a journal, the signature last

@@ -9,7 +9,7 @@ namespace h5j {
 
 void InPlaceWrites::wrote(uint64_t addr, std::span<const std::byte> data) {
   bytes_ += data.size();
-  if (data.empty() || overflowed_) return;
+  if (!keeps_extents_ || data.empty() || overflowed_) return;
   if (bytes_ > kMaxBytes || extents_->size() >= kMaxExtents) {
     overflowed_ = true;
     extents_->clear();

@@ -40,6 +40,9 @@ class InPlaceWrites {
 
   // [addr, addr + data.size()) now holds `data` in the file.
   void wrote(uint64_t addr, std::span<const std::byte> data);
+  // Without extents only the bytes are counted (untold_bytes()): no CRC is
+  // taken, and extents() stays empty.  Kept by default.
+  void keep_extents(bool keep) { keeps_extents_ = keep; }
   // Too much written to name in INPLACE records (above): the commit syncs
   // the file before its COMMIT instead.
   bool too_many() const { return overflowed_; }
@@ -72,6 +75,7 @@ class InPlaceWrites {
   uint64_t bytes_ = 0;                  // written since forget()
   uint64_t told_ = 0;                   // of bytes_, taken by take_untold_bytes()
   bool overflowed_ = false;             // past kMaxBytes or kMaxExtents: nothing kept
+  bool keeps_extents_ = true;           // keep_extents()
 };
 
 }  // namespace h5j

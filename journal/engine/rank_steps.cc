@@ -21,7 +21,7 @@ Status JournaledFile::open_as_follower() {
   // (followers_durable.h).
   if (!opts_.ring.durable || opts_.durable_within.count() == 0) return Status::ok();
   H5J_RETURN_IF_ERROR(start_background_sync(false));
-  base_->track_in_place();
+  base_->track_in_place(true);
   return Status::ok();
 }
 

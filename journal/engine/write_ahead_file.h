@@ -98,9 +98,13 @@ class WriteAheadFile : public SuperblockGuardFile {
     return *size_for_commits_;
   }
 
-  // The writes in place since the last commit (not a rewrite's), kept
-  // from track_in_place() on: a commit of one flush names them.
-  void track_in_place() { tracks_in_place_ = true; }
+  // The writes in place since the last commit (not a rewrite's), counted
+  // from track_in_place() on and, `named`, kept as extents with their CRCs,
+  // which a commit of one flush names in INPLACE records.
+  void track_in_place(bool named) {
+    tracks_in_place_ = true;
+    in_place_.keep_extents(named);
+  }
   const InPlaceWrites& in_place() const { return in_place_; }
   uint64_t take_untold_in_place_bytes() { return in_place_.take_untold_bytes(); }
   // Whether a cut changed the file's size since the last commit: a size

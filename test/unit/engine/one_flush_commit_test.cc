@@ -169,7 +169,7 @@ TEST_CASE_FIXTURE(FileInDir, "in-place writes: a large write starts its writebac
   UnwrittenSpace unwritten;
   WriteAheadFile base(std::move(seen), image, unwritten);
   below.above = &base;
-  base.track_in_place();
+  base.track_in_place(true);
   const std::vector<std::byte> step(File::kEarlyWritebackMin, std::byte(5));
   REQUIRE(base.write_starting_writeback(0, step));
   CHECK(below.extents_at_start == std::vector<size_t>{0});
