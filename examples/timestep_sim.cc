@@ -15,6 +15,10 @@
 //                          with k at the start of every step: overwrites of
 //                          committed data
 //   / attribute last_step  k
+//   /field                 with --field: 256 x 256 doubles in deflated 32 x 32
+//                          chunks, rewritten whole every step with values whose
+//                          compressibility changes with k, so that HDF5 moves
+//                          chunks and reuses their freed space within a step
 // Every 4th step's dataset is first written short, deleted and recreated
 // within the step.
 #include <hdf5.h>
@@ -22,6 +26,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -37,6 +42,7 @@ struct Options {
   int elems = 4096;
   bool latest_format = false;
   bool paged = false;  // paged file space, free space kept in the file, a page buffer
+  bool field = false;  // /field, a deflated dataset rewritten whole every step
   hsize_t userblock = 0;  // bytes before the superblock: 0, or 512 or a power of two above
   int report_fd = -1;
   uint64_t checkpoint_bytes = 0;
@@ -125,10 +131,36 @@ constexpr int kCounterElems = 2048;
 std::vector<double> counter_values(int k) { return std::vector<double>(kCounterElems, double(k)); }
 size_t latest_elems(int k) { return size_t((k * 3 % 7 + 1) * 500); }
 
+constexpr hsize_t kFieldSide = 256, kFieldChunk = 32;
+// Step k's field: k plus a hashed fraction with 16 (k % 7 + 1) values, so
+// each chunk's compressed size changes from step to step.
+std::vector<double> field_values(int k) {
+  std::vector<double> v(kFieldSide * kFieldSide);
+  const uint32_t levels = 16 * uint32_t(k % 7 + 1);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t h = uint32_t(k) * 2654435761u ^ uint32_t(i) * 40503u;
+    v[i] = k + double((h >> 3) % levels) / 1024;
+  }
+  return v;
+}
+
 std::vector<double> step_values(int k, int n) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) v[size_t(i)] = k * 1e6 + i;
   return v;
+}
+
+void create_field(hid_t f) {
+  hsize_t dims[2] = {kFieldSide, kFieldSide}, chunk[2] = {kFieldChunk, kFieldChunk};
+  hid_t space = H5Screate_simple(2, dims, nullptr);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, chunk);
+  H5Pset_deflate(dcpl, 1);
+  hid_t ds = H5Dcreate2(f, "/field", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  check(ds, "create /field");
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
 }
 
 hid_t create_file(const Options& o, hid_t fapl) {
@@ -154,6 +186,7 @@ hid_t create_file(const Options& o, hid_t fapl) {
   H5Pclose(dcpl);
   H5Sclose(space);
   write_dataset(f, "/counter", counter_values(-1));
+  if (o.field) create_field(f);
   set_int_attr(f, "last_step", -1);
   return f;
 }
@@ -195,6 +228,11 @@ void write_step(const Options& o, hid_t f, int k) {
   append_series_row(f, k);
   if (H5Lexists(f, "/latest", H5P_DEFAULT) > 0) H5Ldelete(f, "/latest", H5P_DEFAULT);
   write_dataset(f, "/latest", std::vector<double>(latest_elems(k), double(k)));
+  if (o.field) {
+    hid_t field = H5Dopen2(f, "/field", H5P_DEFAULT);
+    check(H5Dwrite(field, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field_values(k).data()), "/field");
+    H5Dclose(field);
+  }
   set_int_attr(f, "last_step", k);
 }
 
@@ -286,6 +324,12 @@ int run_verify(const Options& o) {
     H5Dclose(ds);
     if (v != std::vector<double>(latest_elems(last), double(last))) return fail("/latest wrong");
   }
+  if (o.field && last >= 0) {
+    ds = H5Dopen2(f, "/field", H5P_DEFAULT);
+    if (ds < 0 || !read_doubles(ds, v)) return fail("/field unreadable");
+    H5Dclose(ds);
+    if (v != field_values(last)) return fail("/field wrong");
+  }
   ds = H5Dopen2(f, "/counter", H5P_DEFAULT);
   if (ds < 0 || !read_doubles(ds, v)) return fail("/counter unreadable");
   H5Dclose(ds);
@@ -310,6 +354,7 @@ int main(int argc, char** argv) {
     c->add_option("--elems", o.elems, "doubles per step dataset");
     c->add_flag("--latest-format", o.latest_format, "v3 superblock (H5F_LIBVER_LATEST)");
     c->add_flag("--paged", o.paged, "paged file space, persisted free space, a page buffer");
+    c->add_flag("--field", o.field, "/field: deflated chunks rewritten whole every step");
     c->add_option("--userblock", o.userblock, "a user block of this many bytes before the superblock");
     c->add_option("--checkpoint-bytes", o.checkpoint_bytes, "journal size that triggers a checkpoint");
     c->add_option("--io", o.io, "auto | uring | sync")->check(CLI::IsMember({"auto", "uring", "sync"}));

@@ -37,6 +37,7 @@ struct Options {
   unsigned seed = 0;
   bool latest_format = false;
   bool paged = false;
+  bool field = false;
   std::string io = "auto";
   std::string raw = "inplace";
   bool durable = true;
@@ -91,6 +92,7 @@ std::vector<std::string> sim_args(const Options& o, const std::string& cmd, cons
                                 "--checkpoint-bytes", o.checkpoint_bytes};
   if (o.latest_format) a.push_back("--latest-format");
   if (o.paged) a.push_back("--paged");
+  if (o.field) a.push_back("--field");
   if (!o.durable) a.push_back("--no-durable");
   if (!o.elems.empty()) a.insert(a.end(), {"--elems", o.elems});
   return a;
@@ -184,6 +186,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed (0: from the clock)");
   app.add_flag("--latest-format", o.latest_format, "v3 superblock");
   app.add_flag("--paged", o.paged, "paged file space with its free space persisted, and a page buffer");
+  app.add_flag("--field", o.field, "a deflated field rewritten whole every step: chunks moved, freed space reused");
   app.add_option("--io", o.io, "auto | uring | sync");
   app.add_option("--raw", o.raw, "inplace | log | auto");
   app.add_flag("!--no-durable", o.durable, "durable=false: a kill must lose no acknowledged commit all the same");
@@ -197,8 +200,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (o.seed == 0) o.seed = unsigned(Clock::now().time_since_epoch().count());
   std::mt19937 rng(o.seed);
-  std::printf("crash_test seed=%u driver=%s io=%s raw=%s format=%s%s kills=%d\n", o.seed, o.driver.c_str(),
-              o.io.c_str(), o.raw.c_str(), o.latest_format ? "v3" : "v0", o.paged ? " paged" : "", o.kills);
+  std::printf("crash_test seed=%u driver=%s io=%s raw=%s format=%s%s%s kills=%d\n", o.seed, o.driver.c_str(),
+              o.io.c_str(), o.raw.c_str(), o.latest_format ? "v3" : "v0", o.paged ? " paged" : "",
+              o.field ? " field" : "", o.kills);
   if (!o.durable) std::printf("durable=false\n");
   std::string file = o.dir + "/crash_" + std::to_string(getpid()) + ".h5";
 
