@@ -150,14 +150,15 @@ std::vector<double> step_values(int k, int n) {
   return v;
 }
 
-void create_field(hid_t f) {
-  hsize_t dims[2] = {kFieldSide, kFieldSide}, chunk[2] = {kFieldChunk, kFieldChunk};
-  hid_t space = H5Screate_simple(2, dims, nullptr);
+// A 2-D dataset of doubles in deflated chunks: /series and /field.
+void create_deflated(hid_t f, const char* name, const hsize_t dims[2], const hsize_t maxdims[2],
+                     const hsize_t chunk[2]) {
+  hid_t space = H5Screate_simple(2, dims, maxdims);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 2, chunk);
   H5Pset_deflate(dcpl, 1);
-  hid_t ds = H5Dcreate2(f, "/field", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  check(ds, "create /field");
+  hid_t ds = H5Dcreate2(f, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  check(ds, name);
   H5Dclose(ds);
   H5Pclose(dcpl);
   H5Sclose(space);
@@ -175,18 +176,11 @@ hid_t create_file(const Options& o, hid_t fapl) {
   check(f, "H5Fcreate");
   hid_t g = H5Gcreate2(f, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   H5Gclose(g);
-  hsize_t dims[2] = {0, kCols}, maxdims[2] = {H5S_UNLIMITED, kCols}, chunk[2] = {8, kCols};
-  hid_t space = H5Screate_simple(2, dims, maxdims);
-  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(dcpl, 2, chunk);
-  H5Pset_deflate(dcpl, 1);
-  hid_t ds = H5Dcreate2(f, "/series", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  check(ds, "create /series");
-  H5Dclose(ds);
-  H5Pclose(dcpl);
-  H5Sclose(space);
+  const hsize_t series[2] = {0, kCols}, unlimited[2] = {H5S_UNLIMITED, kCols}, rows[2] = {8, kCols};
+  create_deflated(f, "/series", series, unlimited, rows);
   write_dataset(f, "/counter", counter_values(-1));
-  if (o.field) create_field(f);
+  const hsize_t field[2] = {kFieldSide, kFieldSide}, tile[2] = {kFieldChunk, kFieldChunk};
+  if (o.field) create_deflated(f, "/field", field, field, tile);
   set_int_attr(f, "last_step", -1);
   return f;
 }
