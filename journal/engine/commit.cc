@@ -224,7 +224,7 @@ Status JournaledFile::commit_transaction() {
   H5J_RETURN_IF_ERROR(commit_declaring(unwritten, *in_place ? &**in_place : nullptr));
   const uint64_t told = base_->in_place().told_bytes();
   base_->forget_in_place();
-  if ((one_flush_ || background_) && !first_commit_done_) base_->track_in_place(true);  // file_sharing.h
+  if (!first_commit_done_) base_->name_in_place();
   first_commit_done_ = true;
   image_.committed_size = image_.logical_size;
   ++stats_.commits;

@@ -105,6 +105,9 @@ class WriteAheadFile : public SuperblockGuardFile {
     tracks_in_place_ = true;
     in_place_.keep_extents(named);
   }
+  // From now on tracked writes are kept as extents: from the first commit
+  // (file_sharing.h).  Nothing changes where nothing is tracked.
+  void name_in_place() { in_place_.keep_extents(true); }
   const InPlaceWrites& in_place() const { return in_place_; }
   uint64_t take_untold_in_place_bytes() { return in_place_.take_untold_bytes(); }
   // Whether a cut changed the file's size since the last commit: a size

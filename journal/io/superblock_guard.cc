@@ -17,12 +17,12 @@ bool is_hdf5_signature(std::span<const std::byte> first8) {
 // Whether [offset, offset + n) holds byte `at`.
 bool covers(uint64_t offset, size_t n, uint64_t at) { return offset <= at && at < offset + n; }
 
-}  // namespace
-
 // The first candidate whose version byte lies at or after `offset`.
-static uint64_t first_version_byte_candidate(uint64_t offset) {
+uint64_t first_version_byte_candidate(uint64_t offset) {
   return first_superblock_candidate(offset > kSuperblockVersionOffset ? offset - kSuperblockVersionOffset : 0);
 }
+
+}  // namespace
 
 uint64_t first_superblock_candidate(uint64_t offset) {
   uint64_t at = 0;
