@@ -148,16 +148,22 @@ TEST_CASE("in-place writes: an ascending run keeps one CRC; an overwrite is read
   CHECK(w.extents().empty());
 }
 
-// A large write's writeback starts before its CRC is taken, so the disk
-// writes it while the CRC is computed (write_ahead_file.h): the file below
-// sees the writeback start while no extent is yet recorded.
-TEST_CASE_FIXTURE(FileInDir, "in-place writes: a large write starts its writeback before its CRC is taken") {
+// A large write goes into the file a piece at a time, each piece's
+// writeback started before its CRC is taken, so that the disk writes the
+// first pieces while the later ones are copied and their CRCs computed
+// (write_ahead_file.h).  Each writeback starts while the extent holds only
+// the pieces before it, the pieces end on multiples of the piece's size
+// (no page in two of them), and their CRCs chain into the write's one.
+TEST_CASE_FIXTURE(FileInDir, "in-place writes: a large write starts writeback a piece at a time, each before its CRC") {
   struct WritebackSeen : ForwardingFile {
     using ForwardingFile::ForwardingFile;
     const WriteAheadFile* above = nullptr;
-    std::vector<size_t> extents_at_start;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (offset, length) of each start
+    std::vector<uint64_t> extent_bytes_at_start;
     void start_writeback(uint64_t o, uint64_t n) override {
-      extents_at_start.push_back(above->in_place().extents().size());
+      ranges.emplace_back(o, n);
+      auto e = above->in_place().extents();
+      extent_bytes_at_start.push_back(e.empty() ? 0 : e[0].len);
       ForwardingFile::start_writeback(o, n);
     }
   };
@@ -170,14 +176,24 @@ TEST_CASE_FIXTURE(FileInDir, "in-place writes: a large write starts its writebac
   WriteAheadFile base(std::move(seen), image, unwritten);
   below.above = &base;
   base.track_in_place(true);
-  const std::vector<std::byte> step(File::kEarlyWritebackMin, std::byte(5));
-  REQUIRE(base.write_starting_writeback(0, step));
-  CHECK(below.extents_at_start == std::vector<size_t>{0});
+  constexpr uint64_t piece = WriteAheadFile::kWritebackPiece, at = 4016;  // where W4's first step goes
+  std::vector<std::byte> step(2 * piece);
+  for (size_t i = 0; i < step.size(); ++i) step[i] = std::byte(i * 7);
+  REQUIRE(base.write_starting_writeback(at, step));
+  using Range = std::pair<uint64_t, uint64_t>;
+  CHECK(below.ranges == std::vector<Range>{{at, piece - at}, {piece, piece}, {2 * piece, at}});
+  CHECK(below.extent_bytes_at_start == std::vector<uint64_t>{0, piece - at, 2 * piece - at});
   auto e = base.in_place().extents();
   REQUIRE(e.size() == 1);
+  CHECK(e[0].addr == at);
   CHECK(e[0].len == step.size());
   CHECK(e[0].exact);
   CHECK(e[0].crc == crc32c(step.data(), step.size()));
+  std::vector<std::byte> back(step.size());
+  auto n = base.read_at(at, back);
+  REQUIRE(n);
+  CHECK(*n == step.size());
+  CHECK(back == step);
 }
 
 TEST_CASE("in-place writes: past the byte budget nothing is kept, and the commit syncs the file first") {
