@@ -51,7 +51,8 @@ class WriteAheadFile : public SuperblockGuardFile {
   // leaves it idle for the whole copy and then for the CRC (1 ms and 0.25 ms
   // for each of W4's 4 MiB steps here).  The pieces' CRCs chain into the
   // one CRC of the write's extent.  A piece that fails leaves the pieces
-  // before it written and counted, as a short write would.
+  // before it in the file, and in in_place(): a commit that follows names
+  // what is there.
   Status write_starting_writeback(uint64_t offset, std::span<const std::byte> data) {
     const uint64_t end = offset + data.size();
     for (uint64_t at = offset; at < end;) {
@@ -68,6 +69,7 @@ class WriteAheadFile : public SuperblockGuardFile {
   // costs few calls.  Measured against 256 KiB and 1 MiB pieces and against
   // the write made whole (docs/performance.md, "Writeback in pieces").
   static constexpr uint64_t kWritebackPiece = 512 << 10;
+  static_assert(kWritebackPiece % 4096 == 0, "a piece ends on a page boundary");
   Result<uint64_t> submit_write(uint64_t offset, std::span<const std::byte> data) override {
     assert(may_change(offset, offset + data.size()));
     auto ticket = SuperblockGuardFile::submit_write(offset, data);
