@@ -467,6 +467,16 @@ cmp -s st.h5 st-kept.h5 || fail "--discard-journal changed the file's bytes"
 [[ ! -e st.h5.jnl ]] || fail "--discard-journal left the journal"
 [[ $(mode st.h5) == "$created_mode" ]] || fail "--discard-journal left st.h5 with mode $(mode st.h5)"
 expect 0 "clean: st.h5 needs no recovery" no -- st.h5
+# A crashed file still guarded is whole only with its journal: refused,
+# nothing removed (removing the journal would lose its commits and leave a
+# file no HDF5 program reads), and it then recovers to its last commit.
+crashed gd.h5
+WATCH="gd.h5 gd.h5.jnl"
+expect 2 "gd.h5 is as h5journal left it (its superblock is guarded)" yes -- gd.h5 --discard-journal
+[[ -e gd.h5.jnl ]] || fail "--discard-journal removed the journal of a guarded file"
+expect 0 "recovered" no -- gd.h5
+"$sim" verify gd.h5 --driver sec2 --elems 512 --min-step "$(last_acked gd.h5)" > /dev/null ||
+  fail "--discard-journal refused: the recovered file does not hold its last acknowledged step"
 # Never the journal of a live writer.
 hold hold live.h5
 WATCH="live.h5.jnl"
