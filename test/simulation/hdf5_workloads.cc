@@ -234,14 +234,12 @@ void one_close(hid_t fapl, const std::string& file, CommitLog& log) {
   close_commit(f, log);
 }
 
-// A time series of 8 KiB steps, one chunk each, a commit after each (the
-// benchmark's W4): every step is a write in new space short enough to be
-// journaled, and a crash must bring it back from the journal.  Every third
-// step also rewrites an older row, below the committed end.
-void series(hid_t fapl, const std::string& file, CommitLog& log) {
+// A time series of `steps` rows of `width` doubles, one chunk each, a
+// commit after each (the benchmark's W4).  Every third step also rewrites
+// an older row, below the committed end.
+void series_of(hid_t fapl, const std::string& file, CommitLog& log, hsize_t width, hsize_t steps) {
   hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   must(f >= 0, "H5Fcreate");
-  const hsize_t width = 1024;
   hsize_t dims[2] = {0, width}, maxdims[2] = {H5S_UNLIMITED, width}, chunk[2] = {1, width};
   hid_t space = H5Screate_simple(2, dims, maxdims);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -260,7 +258,7 @@ void series(hid_t fapl, const std::string& file, CommitLog& log) {
     H5Sclose(ms);
     H5Sclose(fs);
   };
-  for (hsize_t k = 0; k < 8; ++k) {
+  for (hsize_t k = 0; k < steps; ++k) {
     dims[0] = k + 1;
     must(H5Dset_extent(ds, dims) >= 0, "extend /series");
     write_row(k, double(k));
@@ -272,6 +270,20 @@ void series(hid_t fapl, const std::string& file, CommitLog& log) {
   H5Dclose(ds);
   set_int_attr(f, "closed", 1);  // the close's snapshot differs from the last flush's
   close_commit(f, log);
+}
+
+// Steps of 8 KiB: every step is a write in new space short enough to be
+// journaled, and a crash must bring it back from the journal.
+void series(hid_t fapl, const std::string& file, CommitLog& log) { series_of(fapl, file, log, 1024, 8); }
+
+// Steps of 1 MiB + 8 bytes, more than File::kEarlyWritebackMin: each goes
+// in place in pieces, each piece's writeback started before the next is
+// written (WriteAheadFile::write_starting_writeback), the first and last
+// pieces cut short by the chunk's unaligned ends.  A crash may keep any of
+// the pieces of an uncommitted step, and a commit's one flush must cover
+// every piece of its own.
+void series_large(hid_t fapl, const std::string& file, CommitLog& log) {
+  series_of(fapl, file, log, (hsize_t(1) << 17) + 1, 3);
 }
 
 // An existing file reopened: its metadata is journaled from the start.
@@ -369,6 +381,9 @@ const std::vector<Workload>& workloads() {
       {"series-write-back", "the same with a 128 KiB threshold: no checkpoint until the close, and the steps "
        "written back early at every commit (early_write_back.cc), growing the file unsynced",
        uint64_t(128) << 10, series},
+      {"series-large", "3 steps of one chunk of 1 MiB + 8 bytes each, every third rewriting an older row: the "
+       "steps go in place in pieces, each piece's writeback started as it is written",
+       uint64_t(64) << 20, series_large},
       {"mpi-inplace", "the MPI commit protocol on the engine: rank 0 and 1 follower, raw=inplace, a 4 KiB "
        "checkpoint threshold, create then reopen",
        uint64_t(4) << 10, nullptr, H5FD_JOURNAL_RAW_INPLACE, H5FD_JOURNAL_MATERIALIZE_CLOSE, mpi_inplace},
