@@ -282,8 +282,12 @@ Outcome discard(const std::string& file, const std::string& journal) {
     return fail(kExitIoError, s.message() + ": " + file + " is open for writing; its journal is not discarded");
   // A file still as a writer left it (its superblock guarded) is made whole
   // only by its journal: without it, no HDF5 file, and its commits gone.
-  if (guarded(file, /*log_form=*/false) || in_log_form(file))
-    return fail(kExitUsage, file + " is as h5journal left it (its superblock is guarded): without " + journal +
+  const bool log_form = in_log_form(file);
+  if (log_form || guarded(file, /*log_form=*/false))
+    return fail(kExitUsage, file +
+                                (log_form ? " was closed in log form (materialize=never)"
+                                          : " is as h5journal left it (its superblock is guarded)") +
+                                ": without " + journal +
                                 " it is not a whole HDF5 file, and its commits are in that journal. Nothing was "
                                 "changed. Run h5recover " + file + " to bring back its last commit; --discard-journal "
                                 "is for a file a program without the driver wrote after the crash (exit status 10)");
