@@ -11,8 +11,8 @@ one run travel between machines, so every target is a ratio.
   bench/run_bench.py --build build --parallel       # parallel W1, W2, strided, W4, commit cost under mpiexec
 
 Writes OUT/results.md (the table, also on stdout), OUT/samples.json (every
-raw sample) and OUT/*.png (plots, drawn with matplotlib: when the Python
-running this has none, the plots are drawn by Debian's /usr/bin/python3,
+raw sample) and OUT/*.png (bench/plots.py's, drawn with matplotlib: when the
+Python running this has none, they are drawn by Debian's /usr/bin/python3,
 which scripts/setup.sh gives python3-matplotlib).  --parallel
 writes OUT/parallel-results.md and OUT/parallel-samples.json.
 """
@@ -27,6 +27,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plots  # noqa: E402  (bench/plots.py, beside this file)
 
 # The journal in each raw-data mode and I/O engine, and without durability.
 JOURNAL_CONFIGS = {
@@ -712,7 +715,9 @@ def main():
     rep.add(f"Run time: {time.monotonic() - started:.0f} s.")
 
     write_outputs(args.out, "", rep, b.samples)
-    plot(args.out, {"W1": w1, "W2": w2}, sweep, strided, parts)
+    drawn = plots.write_plots(b.samples, args.out)
+    if drawn:
+        print(f"run_bench: drew {', '.join(drawn)} in {args.out}")
     shutil.rmtree(args.work, ignore_errors=True)
 
 
@@ -1151,48 +1156,6 @@ def report_commits(rep, steps, commits):
         rows.append([n, messages, f"{to_rank0:,}", f"{journal:,}", measured, f"{space:,}"])
     rep.table(["ranks", "messages into rank 0", "bytes into rank 0", "journal bytes (model)",
                "journal bytes (measured)", "journal space"], rows)
-
-
-def plot(out, sized, sweep, strided, parts):
-    """latency.png: commit p50 against step size, a line a driver.
-    throughput.png: MB/s per driver for each workload and size."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return  # ensure_matplotlib() said why
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sizes = list(sweep)
-    ax.plot(sizes, [step_floor_us(sweep[k]) for k in sizes], marker="o", label="bare fdatasync of the step",
-            linestyle="--")
-    for d in DURABLE_DRIVERS:
-        ax.plot(sizes, [median(sweep[k][d], "commit_p50_us") for k in sizes], marker="o", label=d, linestyle="-")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("step size, KiB")
-    ax.set_ylabel("commit p50, µs")
-    ax.set_title("W4: commit latency against step size")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "latency.png", dpi=100)
-
-    panels = [(f"{name} {size}{' MiB' if name == 'W1' else '³'}", res)
-              for name, by_size in sized.items() for size, res in by_size.items()]
-    panels += [(f"strided {layout} /{stride}, {n * 8 / 2**20:g} MiB", res) for (n, layout, stride), res in strided.items()]
-    panels += [(f"in parts, {mib} MiB", res) for mib, res in parts.items()]
-    cols = 4
-    rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
-    for ax, (title, res) in zip(axes.flat, panels):
-        names = [n for n in res if n != "bare"]
-        ax.bar(names, [throughput(res[n]) for n in names], color="tab:blue")
-        ax.set_title(f"{title}: MB/s", fontsize=9)
-        ax.tick_params(axis="x", rotation=60, labelsize=7)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(out / "throughput.png", dpi=100)
 
 
 if __name__ == "__main__":
