@@ -213,6 +213,20 @@ ReplayPlan JournaledFile::recovered_durable(ReplayPlan plan, uint64_t marked) {
 }
 
 Status JournaledFile::never_committed() const {
+  // The writer held HDF5's signature back (superblock_guard.h) and left
+  // before its first commit, so the file held no HDF5 file then.  One that
+  // holds it now, unguarded, was written whole since by a program without
+  // the driver (sec2 as root passes over the write protection): the journal
+  // holds nothing of it, and the file is not to be removed.
+  auto plain = base_->holds_plain_superblock();
+  if (!plain) return plain.status();
+  if (*plain)
+    return Status(Code::kNeverCommitted,
+                  base_->path() + " holds an HDF5 file written without h5journal since its journal " +
+                      opts_.journal_path +
+                      " was left by a writer that stopped before its first commit. That journal holds nothing of "
+                      "the file: h5recover --discard-journal " + base_->path() +
+                      " removes it and keeps the file as it is");
   // A reader cannot tell a writer still at work from one that died.
   if (read_only_)
     return Status(Code::kNeverCommitted,

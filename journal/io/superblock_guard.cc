@@ -183,6 +183,12 @@ Result<bool> SuperblockGuardFile::guard_intact() {
   return stored->has_value() && ((*stored)->version & kGuardBits) == set_bits_;
 }
 
+Result<bool> SuperblockGuardFile::holds_plain_superblock() {
+  auto stored = stored_version_byte();
+  if (!stored) return stored.status();
+  return stored->has_value() && ((*stored)->version & kGuardBits) == std::byte{0};
+}
+
 // The engine writes the HDF5 file with write_at only; an asynchronous write
 // could not be guarded without a copy that outlives it.
 Result<uint64_t> SuperblockGuardFile::submit_write(uint64_t offset, std::span<const std::byte> data) {

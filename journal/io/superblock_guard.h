@@ -83,6 +83,9 @@ class SuperblockGuardFile : public ForwardingFile {
   // holds it: another process cut or rewrote the superblock behind the
   // driver's back (the writer itself never writes the version byte without it).
   Result<bool> guard_intact();
+  // True if the file on disk holds HDF5's superblock with no guard bits: a
+  // whole file, as HDF5 leaves one written without the driver.
+  Result<bool> holds_plain_superblock();
 
   // From now on writes of the superblock's signature and version byte put
   // zeros there, and reads return the bytes written: until

@@ -242,6 +242,30 @@ TEST_CASE_FIXTURE(FileInDir, "a file that never committed is left as it is, and 
   CHECK((*reopened)->size() == 100);
 }
 
+// The same file, written whole since by a program without the driver (sec2
+// as root passes over the write protection): the journal holds nothing of
+// it, and the error says so, and how to remove the journal, not the file.
+TEST_CASE_FIXTURE(FileInDir, "a never-committed journal beside a file written whole since names h5recover") {
+  {
+    auto f = JournaledFile::open(path, Access::kCreateTruncate, opts);
+    REQUIRE(f);
+    REQUIRE((*f)->write(0, hdf5_like_file(), 0));
+  }  // killed before any commit: the signature was held back
+  CHECK(test::read_file(path)[0] == std::byte(0));
+  test::write_file(path, hdf5_like_file());  // HDF5 without the driver
+  auto jbefore = test::read_file(path + ".jnl");
+  for (Access a : {Access::kReadOnly, Access::kReadWrite}) {
+    auto f = JournaledFile::open(path, a, opts);
+    REQUIRE(!f);
+    CHECK(f.status().code() == Code::kNeverCommitted);
+    CHECK(f.status().message().find("written without h5journal since") != std::string::npos);
+    CHECK(f.status().message().find("h5recover --discard-journal " + path) != std::string::npos);
+    CHECK(f.status().message().find("remove them") == std::string::npos);
+    CHECK(test::read_file(path) == hdf5_like_file());
+    CHECK(test::read_file(path + ".jnl") == jbefore);
+  }
+}
+
 // An existing file opened for writing and killed before its first commit is
 // simply its last commit: not "never committed".
 TEST_CASE_FIXTURE(FileInDir, "an existing file killed before its session's first commit recovers to itself") {
