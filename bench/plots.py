@@ -20,17 +20,14 @@ and its driver (run_bench.py, Bench.alternate); nothing else is assumed.
 """
 import json
 import re
-import statistics
 import sys
 from pathlib import Path
 
-# Durable at each commit: compared with each other and with the disk's floor.
-DURABLE = ["sec2-durable", "journal/uring", "journal/sync"]
-# Not durable at each commit (durable=false, durable=100ms and their floors).
-NOT_DURABLE = ["sec2", "journal/nosync", "journal/within", "sec2-interval-durable"]
+from sample_stats import DURABLE_DRIVERS, NOT_DURABLE_DRIVERS, median, throughput
+
 # One colour a driver in every plot.
-COLOURS = dict(zip(DURABLE + NOT_DURABLE, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
-                                            "tab:brown", "tab:pink"]))
+COLOURS = dict(zip(DURABLE_DRIVERS + NOT_DURABLE_DRIVERS,
+                   ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]))
 SWEEP = re.compile(r"^w4/(\d+)KiB$")
 LONGER_SWEEP = re.compile(r"^w4/(\d+)KiB/x\d+$")
 BAR_SERIES = re.compile(r"^(w1|w2)(/\d+)?$|^strided/|^parts/")
@@ -51,8 +48,8 @@ def step_floors(samples):
     floors = {}
     for s in samples:
         if re.fullmatch(r"bare-step/\d+", s.get("label", "")):
-            floors.setdefault(s["step_kib"], []).append(s["sync_p50_us"])
-    return {kib: statistics.median(v) for kib, v in floors.items()}
+            floors.setdefault(s["step_kib"], []).append(s)
+    return {kib: median(of_step, "sync_p50_us") for kib, of_step in floors.items()}
 
 
 def swept(series, pattern):
@@ -61,19 +58,16 @@ def swept(series, pattern):
     return dict(sorted(found.items()))
 
 
-def median_of(samples, value):
-    return statistics.median(value(s) for s in samples)
-
-
-def mb_per_s(s):
-    return s["bytes"] / s["seconds"] / 1e6
-
-
 def line(ax, sweep, driver, value, **style):
+    """`value(samples)` of `driver` at each step it ran."""
     steps = [kib for kib, res in sweep.items() if driver in res]
     if steps:
-        ax.plot(steps, [median_of(sweep[kib][driver], value) for kib in steps], marker="o", label=driver,
+        ax.plot(steps, [value(sweep[kib][driver]) for kib in steps], marker="o", label=driver,
                 color=COLOURS.get(driver), **style)
+
+
+def commit_p50(samples):
+    return median(samples, "commit_p50_us")
 
 
 def against_step(ax, steps, title, ylabel):
@@ -86,26 +80,26 @@ def against_step(ax, steps, title, ylabel):
     ax.legend(fontsize=8)
 
 
-def latency(plt, sweep, floors, out):
+def draw_latency(plt, sweep, floors, out):
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     steps = [kib for kib in sweep if kib in floors]
     left.plot(steps, [floors[kib] for kib in steps], marker="o", linestyle="--", color="gray", label=FLOOR)
-    for d in DURABLE:
-        line(left, sweep, d, lambda s: s["commit_p50_us"])
+    for d in DURABLE_DRIVERS:
+        line(left, sweep, d, commit_p50)
     against_step(left, list(sweep), "durable at each commit", "commit p50, µs")
-    for d in NOT_DURABLE:
-        line(right, sweep, d, lambda s: s["commit_p50_us"])
+    for d in NOT_DURABLE_DRIVERS:
+        line(right, sweep, d, commit_p50)
     against_step(right, list(sweep), "not durable at each commit", "commit p50, µs")
     fig.suptitle("W4: commit latency against step size")
     fig.tight_layout()
     fig.savefig(out / "latency.png", dpi=100)
 
 
-def throughput(plt, sweep, longer, out):
+def draw_sweep(plt, sweep, longer, out):
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for d in DURABLE + NOT_DURABLE:
-        line(left, sweep, d, mb_per_s)
-        line(right, longer, d, mb_per_s)
+    for d in DURABLE_DRIVERS + NOT_DURABLE_DRIVERS:
+        line(left, sweep, d, throughput)
+        line(right, longer, d, throughput)
     against_step(left, list(sweep), "the sweep (about 64 MiB a sample)", "MB/s, open to close")
     against_step(right, list(longer), "4 times the steps", "MB/s, open to close")
     fig.suptitle("W4: throughput against step size")
@@ -113,13 +107,13 @@ def throughput(plt, sweep, longer, out):
     fig.savefig(out / "sweep.png", dpi=100)
 
 
-def workloads(plt, series, out):
+def draw_workloads(plt, series, out):
     panels = [(name, res) for name, res in series.items() if BAR_SERIES.search(name)]
     cols = 4
     rows = max(1, -(-len(panels) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
     for ax, (name, res) in zip(axes.flat, panels):
-        ax.bar(list(res), [median_of(res[d], mb_per_s) for d in res], color="tab:blue")
+        ax.bar(list(res), [throughput(res[d]) for d in res], color="tab:blue")
         ax.set_title(f"{name}: MB/s", fontsize=9)
         ax.tick_params(axis="x", rotation=60, labelsize=7)
     for ax in list(axes.flat)[len(panels):]:
@@ -141,9 +135,9 @@ def write_plots(samples, out):
     sweep = swept(series, SWEEP)
     if not sweep:
         raise ValueError("no W4 sweep among the samples (series w4/<KiB>KiB)")
-    latency(plt, sweep, step_floors(samples), out)
-    throughput(plt, sweep, swept(series, LONGER_SWEEP), out)
-    workloads(plt, series, out)
+    draw_latency(plt, sweep, step_floors(samples), out)
+    draw_sweep(plt, sweep, swept(series, LONGER_SWEEP), out)
+    draw_workloads(plt, series, out)
     return ["latency.png", "sweep.png", "workloads.png"]
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import plots  # noqa: E402  (bench/plots.py, beside this file)
+from sample_stats import DURABLE_DRIVERS, NOT_DURABLE_DRIVERS, WITHIN_FLOOR, median, throughput  # noqa: E402
 
 # The journal in each raw-data mode and I/O engine, and without durability.
 JOURNAL_CONFIGS = {
@@ -44,23 +45,13 @@ JOURNAL_CONFIGS = {
 }
 # durable=100ms's interval, in ms: the bound its durability lag is held to.
 WITHIN_MS = 100
-# durable=100ms's floor: sec2 with the engine's own pacing (h5journal_bench's
-# PacedSync): an fdatasync of the file every interval, a commit that waits
-# while the disk is an interval behind, and a durable close.  What the disk
-# alone costs to keep sec2's commits durable within the bound durable=100ms
-# promises; in a run shorter than the interval, the close's fsync alone.  A
-# durable=100ms target that this misses too is blocked by the disk, not by
-# the journal.
-WITHIN_FLOOR = "sec2-interval-durable"
 DRIVERS = ["sec2", "sec2-durable", WITHIN_FLOOR] + list(JOURNAL_CONFIGS) + ["core"]
 # The default journal, with each engine, durable and not, against the two
 # sec2s: the drivers of the new shapes and of the larger sizes.
 FEW_DRIVERS = ["sec2", "sec2-durable", "journal/uring", "journal/sync", "journal/nosync", "journal/within", WITHIN_FLOOR]
-# The durable ones, for the time series sweep and the checkpoint in parts.
-DURABLE_DRIVERS = ["sec2-durable", "journal/uring", "journal/sync"]
-# The time series swept: the durable drivers, both plain ones, and
-# durable=100ms beside its floor.
-SWEEP_DRIVERS = DURABLE_DRIVERS + ["sec2", "journal/nosync", "journal/within", WITHIN_FLOOR]
+# The time series swept: the durable drivers (DURABLE_DRIVERS, also the
+# checkpoint in parts'), both plain ones, and durable=100ms beside its floor.
+SWEEP_DRIVERS = DURABLE_DRIVERS + NOT_DURABLE_DRIVERS
 # The sweep's floor of a commit with its step in place: the bare step made
 # durable by a commit of one flush (`bare-step --record`), beside the bare
 # step.  Steps from INPLACE_MIN_KIB go in place (journal_options.h,
@@ -349,20 +340,12 @@ def machine_line(args, b, load_when, rounds_how):
             f"{'--quick (sizes too small to mean anything)' if args.quick else 'full sizes'}.")
 
 
-def median(samples, key):
-    return statistics.median(s[key] for s in samples)
-
-
 def spread(samples, key):
     """Half the range, as a percentage of the median: the noise to read a
     ratio against."""
     vals = [s[key] for s in samples]
     m = statistics.median(vals)
     return 100 * (max(vals) - min(vals)) / 2 / m if m else 0
-
-
-def throughput(samples):
-    return statistics.median(s["bytes"] / s["seconds"] / 1e6 for s in samples)
 
 
 def ops_per_second(samples):
