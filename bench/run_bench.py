@@ -2,7 +2,7 @@
 """h5journal against HDF5's own drivers, in one run.
 
 Runs bench/h5journal_bench for each workload and driver in alternation
-(A B C A B C ...), each sample in a fresh process so its peak RSS is its own,
+(A B C, B C A, C A B ...), each sample in a fresh process so its peak RSS is its own,
 and reports medians, spread and ratios.  Only ratios measured side by side in
 one run travel between machines, so every target is a ratio.
 
@@ -200,12 +200,20 @@ class Bench:
         return f"{workload}/{driver}"
 
     def alternate(self, workload, args, drivers=DRIVERS, with_bare_sync=False, tag="", bare_step=None):
-        """Every driver once per round, rounds repeated: A B C A B C.
+        """Every driver once per round, each round starting one driver
+        later: A B C, B C A, C A B.
+
+        A sample's speed depends on the sample before it: plain sec2's W1
+        of 1 GiB took a median 0.51 s right after journal/auto/sync's, and
+        0.28 s right after durable sec2's (8 rounds each).  In a fixed
+        order each driver always follows the same one, and its median
+        carries that neighbour's cost; rotated, each driver follows a
+        different one in each round.
 
         core frees as much memory as the workload wrote when it exits, and
         on these virtual machines the sample after that pays to get the
         memory back from the host (W1 after core: 1.3 to 2.1 s instead of
-        0.5).  So core goes last, and an untimed sec2 run follows it.
+        0.5).  So an untimed sec2 run follows core.
 
         with_bare_sync adds the bare fdatasync to every round, under the key
         "bare", and bare_step=(kib, count) the bare write + fdatasync of a
@@ -218,7 +226,7 @@ class Bench:
             per_driver["bare"] = []
         if bare_step:
             per_driver[BARE_RECORD] = []
-        for _ in range(self.size("reps")):
+        for round_ in range(self.size("reps")):
             if with_bare_sync:
                 per_driver["bare"].append(self.run(
                     [self.exe, "bare-fdatasync", self.work / "bare", "--count", self.size("bare_syncs")], "bare-fdatasync"))
@@ -227,7 +235,7 @@ class Bench:
                 step = [self.exe, "bare-step", self.work / "bare", "--kib", kib, "--count", count]
                 per_driver["bare"].append(self.run(step, f"bare-step/{kib}"))
                 per_driver[BARE_RECORD].append(self.run(step + ["--record"], f"bare-step-record/{kib}"))
-            for d in drivers:
+            for d in rotated(drivers, round_):
                 path = self.fresh(f"{workload}.h5")
                 s = self.run(self.sample_argv(workload, path, d, args), self.label(workload + tag, d))
                 s.update(series=workload + tag, bench_driver=d)
@@ -795,6 +803,12 @@ def report_sweep(rep, sweep):
     rep.table(["step"] + [f"{d}: flushes / bytes" for d in SWEEP_DRIVERS] +
               ["first commit's flushes, journal/uring / durable sec2", "nosync / sec2 MB/s", "within / sec2 MB/s",
                f"within / {WITHIN_FLOOR}"], rows)
+
+
+def rotated(items, by):
+    """`items` begun at its `by`th (modulo its length), the ones before it last."""
+    k = by % len(items)
+    return list(items[k:]) + list(items[:k])
 
 
 def sweep_steps(kib, mib):
