@@ -545,7 +545,7 @@ def main():
     live = b.live_readers()
 
     rep = Report()
-    rep.add(machine_line(args, b, "at the end", "drivers alternating"), "")
+    rep.add(machine_line(args, b, "at the end", "drivers in turn, each round starting one driver later"), "")
     report_disk(rep, bare_write, bare_sync, bare_scatter)
     for mib, res in w1.items():
         report_per_driver(rep, f"W1 checkpoint: {mib} MiB in 8 contiguous datasets", res, "MB/s", throughput)
@@ -1011,7 +1011,7 @@ def main_parallel(args):
 
     rep = Report()
     rep.add(machine_line(args, b, "at the end (other users of the cores)",
-                         "drivers alternating, each sample a fresh mpiexec"), "")
+                         "drivers in turn, each round starting one driver later, each sample a fresh mpiexec"), "")
     report_parallel(rep, f"Parallel W1 checkpoint: {b.size('p_w1_mib')} MiB in 8 contiguous datasets, "
                          "each rank its share of each", w1)
     report_parallel(rep, f"Parallel W2 strided: {b.size('p_w2_edge')}³ doubles in 32³ blocks, each rank its slab",
